@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * <revoke.h> - revoke(2) and frevoke(2) for Linux.
+ *
+ * revoke(path) shuts down every open file descriptor that refers to the
+ * file PATH names, in every process, and takes down every mapping of it.
+ * frevoke(fd) does the same for the file FD refers to, but keeps every
+ * descriptor that shares the caller's open file description.
+ *
+ * The caller must own the file (fsuid == st_uid) or hold CAP_FOWNER.
+ * A revoked descriptor stays allocated until its holder closes it; every
+ * operation on it but close() fails with EBADF. A revoked mapping keeps its
+ * address range and raises SIGBUS on the next access.
+ *
+ * This header may be included together with <unistd.h>, whose glibc
+ * declaration of revoke() is compatible with the one below. Linking with
+ * -lrevoke binds revoke() to this library instead of glibc's ENOSYS stub.
+ */
+#ifndef REVOKE_H
+#define REVOKE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LIBREVOKE_VERSION_MAJOR 1
+#define LIBREVOKE_VERSION_MINOR 0
+
+/*
+ * revoke - revoke every reference to the file PATH names (symlinks followed).
+ * Returns 0 when every holder was cut (or there were none), else -1 and errno:
+ *   EFAULT, ENOENT, ENOTDIR, EACCES, ELOOP, ENAMETOOLONG  path lookup failed
+ *   EPERM   the caller neither owns the file nor holds CAP_FOWNER
+ *   EBUSY   a holder could not be stopped or a reference cannot be reached;
+ *           nothing was changed
+ *   ETIMEDOUT the default timeout (5 s) ran out; nothing was changed
+ *   ENOMEM, EMFILE  resources ran out; nothing was changed
+ */
+int revoke(const char *path);
+
+/*
+ * frevoke - like revoke() for the file FD refers to, but every descriptor
+ * that shares FD's open file description (in any process) is kept.
+ * EBADF if FD is not an open descriptor; otherwise errors as revoke().
+ */
+int frevoke(int fd);
+
+/* Flags for struct revoke_opts.flags. */
+enum {
+	/* Cut what can be cut; report the rest instead of changing nothing. */
+	REVOKE_BEST_EFFORT = 1u << 0,
+	/* Do not follow a symbolic link in the last path component. */
+	REVOKE_NOFOLLOW = 1u << 1,
+	/* Only find the holders; change nothing (revoke --list). */
+	REVOKE_LIST_ONLY = 1u << 2,
+	/* Do not hang up terminals (TIOCVHANGUP) after cutting them. */
+	REVOKE_NO_HANGUP = 1u << 3,
+	/* Engine choice: default is the native syscalls when the running
+	 * kernel has them, else the userspace (ptrace) engine. */
+	REVOKE_ENGINE_USERSPACE = 1u << 4,
+	REVOKE_ENGINE_NATIVE = 1u << 5, /* fail with ENOSYS if absent */
+	/* Discovery choice: default is BPF iterators when allowed, else /proc. */
+	REVOKE_DISCOVERY_PROC = 1u << 6,
+	REVOKE_DISCOVERY_BPF = 1u << 7, /* fail if BPF cannot be used */
+};
+
+/* Extensible options: set sz = sizeof(struct revoke_opts). */
+struct revoke_opts {
+	size_t sz;
+	unsigned int flags;
+	/* Bound on the whole operation in milliseconds; 0 means 5000. */
+	int timeout_ms;
+	/* Keep every descriptor sharing this fd's open file description
+	 * (what frevoke does); -1 keeps nothing. */
+	int keep_fd;
+};
+
+/* What a reference is. */
+enum revoke_ref_type {
+	REVOKE_REF_FD = 1,   /* a file descriptor */
+	REVOKE_REF_MAP,      /* a memory mapping */
+	REVOKE_REF_CWD,      /* current directory */
+	REVOKE_REF_ROOT,     /* root directory */
+	REVOKE_REF_EXE,      /* the executable */
+	REVOKE_REF_URING,    /* an io_uring registered (fixed) file; fd = the ring */
+	REVOKE_REF_INFLIGHT, /* in flight in an SCM_RIGHTS message; fd = the socket */
+};
+
+/* What happened to a reference (or a holder, summarised). */
+enum revoke_state {
+	REVOKE_STATE_FOUND = 0,   /* listed only (REVOKE_LIST_ONLY) */
+	REVOKE_STATE_CUT,         /* revoked */
+	REVOKE_STATE_KEPT,        /* kept: shares the frevoke caller's description */
+	REVOKE_STATE_SKIPPED,     /* left untouched because the call failed */
+	REVOKE_STATE_FAILED,      /* tried and failed; error says why */
+	REVOKE_STATE_UNREACHABLE, /* this engine cannot cut it; error says why */
+};
+
+struct revoke_ref {
+	int type;       /* enum revoke_ref_type */
+	int state;      /* enum revoke_state */
+	int error;      /* errno for FAILED/UNREACHABLE/SKIPPED, else 0 */
+	unsigned int target; /* index into revoke_report.targets */
+	int fd;         /* FD, URING, INFLIGHT: the descriptor; else -1 */
+	int fd_flags;   /* FD: FD_CLOEXEC or 0 */
+	int open_flags; /* FD: the file status flags (O_ACCMODE, O_APPEND...) */
+	int prot;       /* MAP: PROT_READ|PROT_WRITE|PROT_EXEC */
+	int map_flags;  /* MAP: MAP_SHARED or MAP_PRIVATE */
+	uint64_t start; /* MAP: address range [start, end) */
+	uint64_t end;
+	uint64_t offset; /* MAP: file offset; FD: file position */
+};
+
+struct revoke_holder {
+	pid_t pid;        /* in the caller's pid namespace */
+	uid_t uid;        /* real uid */
+	char comm[64];    /* command name (/proc/PID/comm) */
+	int state;        /* enum revoke_state, summarising the refs */
+	int error;        /* why the process could not be stopped, or 0 */
+	char reason[128]; /* human-readable detail for error, or "" */
+	uint64_t stopped_ns; /* how long it was stopped (ptrace engine), else 0 */
+	size_t nrefs;
+	struct revoke_ref *refs;
+};
+
+struct revoke_target {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	mode_t mode;
+	uid_t uid;
+};
+
+enum revoke_engine { REVOKE_ENGINE_NONE = 0, REVOKE_ENGINE_PTRACE, REVOKE_ENGINE_SYSCALL };
+enum revoke_discovery { REVOKE_DISC_NONE = 0, REVOKE_DISC_PROC, REVOKE_DISC_BPF };
+
+struct revoke_report {
+	size_t ntargets;
+	struct revoke_target *targets;
+	size_t nholders;
+	struct revoke_holder *holders;
+	int engine;    /* enum revoke_engine: what cut (NONE when listing) */
+	int discovery; /* enum revoke_discovery: what found the holders */
+	int error;     /* the errno the call failed with, or 0 */
+	uint64_t elapsed_ns;      /* wall time of the whole call */
+	uint64_t max_stopped_ns;  /* longest time any holder was stopped */
+};
+
+/*
+ * revoke_ex - revoke (or, with REVOKE_LIST_ONLY, list) the holders of
+ * NPATHS files in one pass. OPTS may be NULL for defaults.
+ * Returns 0 when everything was cut (or listed), -1 with errno otherwise
+ * (as revoke(); with REVOKE_BEST_EFFORT, EBUSY means some references were
+ * not cut while the others were). When RET_REPORT is not NULL it receives
+ * a report to free with revoke_report_free() whenever the targets could be
+ * resolved, on failure too; it is set to NULL otherwise.
+ */
+int revoke_ex(const char *const *paths, size_t npaths, const struct revoke_opts *opts,
+	      struct revoke_report **ret_report);
+
+/* frevoke_ex - frevoke() with options and a report (opts->keep_fd is ignored). */
+int frevoke_ex(int fd, const struct revoke_opts *opts, struct revoke_report **ret_report);
+
+void revoke_report_free(struct revoke_report *report);
+
+/* Stable lower-case names for the enums ("fd", "map", "cut", ...); NULL if unknown. */
+const char *revoke_ref_type_name(int type);
+const char *revoke_state_name(int state);
+const char *revoke_engine_name(int engine);
+const char *revoke_discovery_name(int discovery);
+
+/* "1.0.0" */
+const char *revoke_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The engine: resolve the targets, check permission, find the holders, stop
+ * every one of them, rescan until nothing new appears, cut, release.
+ *
+ * All or nothing: until the cut starts nothing has been changed, so any
+ * holder that cannot be stopped or any reference this engine cannot reach
+ * makes the call fail with EBUSY and release everyone untouched (unless
+ * REVOKE_BEST_EFFORT asked to cut the rest).
+ */
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/kcmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <termios.h>
+
+#include "internal.h"
+
+/* A stable set of holders should appear within a couple of rounds; this only
+ * bounds a pathological stream of new processes opening the file anew. */
+#define RV_MAX_ROUNDS 16
+
+struct rv_run {
+	const struct rv_request *req;
+	struct rv_target *targets;
+	size_t ntargets;
+	int *ignore_fds;
+	struct rv_holders holders;
+	uint64_t start_ns, deadline_ns;
+	uint64_t max_stopped_ns;
+	int discovery;
+	int engine;
+};
+
+static void targets_free(struct rv_target *t, size_t n)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		safe_close(t[i].path_fd);
+		free(t[i].path);
+	}
+	free(t);
+}
+
+static int target_from_fd(int fd, const char *path, struct rv_target *ret)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	ret->dev = st.st_dev;
+	ret->ino = st.st_ino;
+	ret->mode = st.st_mode;
+	ret->uid = st.st_uid;
+	ret->rdev = st.st_rdev;
+	ret->path = strdup(path);
+	if (!ret->path)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The path is resolved once, by the kernel, into an O_PATH descriptor: lookup
+ * errors (EFAULT for a bad pointer too) come from open(2) itself, and every
+ * later step works on that descriptor, so a rename cannot swap the target. */
+static int resolve_targets(const struct rv_request *req, struct rv_target **ret, size_t *ret_n)
+{
+	struct rv_target *t;
+	size_t n = req->paths ? req->npaths : 1;
+	int r;
+
+	t = calloc(n, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		t[i].path_fd = -1;
+
+	if (!req->paths) {
+		char link[64], buf[4096];
+		ssize_t len;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", req->fd);
+		len = readlink(link, buf, sizeof(buf) - 1);
+		if (len < 0)
+			len = snprintf(buf, sizeof(buf), "fd %d", req->fd);
+		buf[len] = 0;
+		r = target_from_fd(req->fd, buf, &t[0]);
+		if (r < 0)
+			goto fail;
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			int flags = O_PATH | O_CLOEXEC;
+
+			if (req->flags & REVOKE_NOFOLLOW)
+				flags |= O_NOFOLLOW;
+			t[i].path_fd = open(req->paths[i], flags);
+			if (t[i].path_fd < 0) {
+				r = negative_errno();
+				goto fail;
+			}
+			/* The kernel read the string, so it is safe to read here. */
+			r = target_from_fd(t[i].path_fd, req->paths[i], &t[i]);
+			if (r < 0)
+				goto fail;
+		}
+	}
+	*ret = t;
+	*ret_n = n;
+	return 0;
+fail:
+	targets_free(t, n);
+	return r;
+}
+
+static bool has_cap_fowner(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return false;
+	return data[CAP_TO_INDEX(CAP_FOWNER)].effective & CAP_TO_MASK(CAP_FOWNER);
+}
+
+/* The 2006 contract: the caller's fsuid owns the inode, or CAP_FOWNER. */
+static int check_permission(const struct rv_target *t, size_t n)
+{
+	uid_t fsuid = (uid_t)setfsuid((uid_t)-1); /* -1 is never valid: only reads it */
+	bool fowner = has_cap_fowner();
+
+	for (size_t i = 0; i < n; i++)
+		if (t[i].uid != fsuid && !fowner)
+			return -EPERM;
+	return 0;
+}
+
+static bool ref_reachable(const struct revoke_ref *ref)
+{
+	return ref->type == REVOKE_REF_FD || ref->type == REVOKE_REF_MAP;
+}
+
+static bool shares_kept_description(const struct rv_run *run, const struct rv_holder *h,
+				    const struct revoke_ref *ref)
+{
+	if (run->req->keep_fd < 0 || ref->type != REVOKE_REF_FD)
+		return false;
+	return syscall(SYS_kcmp, getpid(), h->pub.pid, KCMP_FILE, run->req->keep_fd, ref->fd) == 0;
+}
+
+/* Decide, for freshly scanned refs, which are kept and which this engine
+ * cannot reach. Returns the number of unreachable refs. */
+static size_t classify_holder(const struct rv_run *run, struct rv_holder *h)
+{
+	size_t unreachable = 0;
+
+	for (size_t i = 0; i < h->pub.nrefs; i++) {
+		struct revoke_ref *ref = &h->pub.refs[i];
+
+		if (ref->state != REVOKE_STATE_FOUND)
+			continue;
+		if (shares_kept_description(run, h, ref))
+			ref->state = REVOKE_STATE_KEPT;
+		else if (!ref_reachable(ref)) {
+			ref->state = REVOKE_STATE_UNREACHABLE;
+			ref->error = EOPNOTSUPP;
+			unreachable++;
+		}
+	}
+	return unreachable;
+}
+
+static int scan_opts(const struct rv_run *run, struct rv_scan_opts *o)
+{
+	*o = (struct rv_scan_opts){
+		.proc_root = "/proc",
+		.deadline_ns = run->deadline_ns,
+		.flags = run->req->flags & (REVOKE_DISCOVERY_PROC | REVOKE_DISCOVERY_BPF),
+		.ignore_fds = run->ignore_fds,
+		.nignore_fds = run->ntargets,
+	};
+	return 0;
+}
+
+/* Mark every still-open ref of H with STATE (and ERROR). */
+static void holder_mark(struct rv_holder *h, int from, int state, int error)
+{
+	for (size_t i = 0; i < h->pub.nrefs; i++)
+		if (h->pub.refs[i].state == from) {
+			h->pub.refs[i].state = state;
+			h->pub.refs[i].error = error;
+		}
+}
+
+/* Stop every holder not stopped yet. Returns the number that failed. */
+static size_t stop_all(struct rv_run *run)
+{
+	size_t failed = 0;
+
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+		int r;
+
+		if (h->self || h->tracee || h->pub.error)
+			continue;
+		r = rv_tracee_stop(h->pub.pid, h->pidfd, run->deadline_ns, &h->tracee, h->pub.reason);
+		if (r == -ESRCH) {
+			/* It exited since the scan: it holds nothing any more. */
+			rv_holder_clear(h);
+			continue;
+		}
+		if (r < 0) {
+			h->pub.error = -r;
+			failed++;
+		}
+	}
+	return failed;
+}
+
+/*
+ * Stop every holder, then look again: a holder may have forked, started a
+ * thread or dup'd the descriptor between the scan and its stop. Stopped
+ * holders are rescanned individually (their tables can no longer change);
+ * a full scan finds processes that became holders in the meantime.
+ */
+static int stop_until_stable(struct rv_run *run, size_t *ret_failed)
+{
+	struct rv_scan_opts so;
+	size_t failed = 0;
+	int r;
+
+	scan_opts(run, &so);
+	for (int round = 0; round < RV_MAX_ROUNDS; round++) {
+		struct rv_holders fresh = {};
+		size_t added = 0;
+
+		failed += stop_all(run);
+
+		for (size_t i = 0; i < run->holders.n; i++) {
+			struct rv_holder *h = &run->holders.v[i];
+
+			if (!h->tracee && !h->self)
+				continue;
+			r = rv_scan_pid(run->targets, run->ntargets, &so, h);
+			if (r == -ESRCH) {
+				rv_holder_clear(h);
+				continue;
+			}
+			if (r < 0)
+				return r;
+		}
+
+		r = rv_scan(run->targets, run->ntargets, &so, &fresh);
+		if (r < 0) {
+			rv_holders_free(&fresh);
+			return r;
+		}
+		for (size_t i = 0; i < fresh.n; i++) {
+			struct rv_holder *h;
+
+			if (rv_holders_find(&run->holders, fresh.v[i].pub.pid))
+				continue;
+			h = rv_holders_add(&run->holders, fresh.v[i].pub.pid);
+			if (!h) {
+				rv_holders_free(&fresh);
+				return -ENOMEM;
+			}
+			/* Move it over; fresh no longer owns the refs or the pidfd. */
+			*h = fresh.v[i];
+			fresh.v[i].pub.refs = NULL;
+			fresh.v[i].pub.nrefs = 0;
+			fresh.v[i].pidfd = -1;
+			h->tracee = NULL;
+			added++;
+		}
+		rv_holders_free(&fresh);
+		if (added == 0) {
+			*ret_failed = failed;
+			return 0;
+		}
+	}
+	return -EBUSY;
+}
+
+/* pidfd_getfd copy of one holder's descriptor of TARGET, to hang a tty up. */
+static int grab_tty(struct rv_run *run, unsigned int target)
+{
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+
+		for (size_t j = 0; j < h->pub.nrefs; j++) {
+			struct revoke_ref *ref = &h->pub.refs[j];
+			struct termios tio;
+			int fd;
+
+			if (ref->type != REVOKE_REF_FD || ref->target != target ||
+			    ref->state != REVOKE_STATE_FOUND)
+				continue;
+			if (h->self)
+				fd = fcntl(ref->fd, F_DUPFD_CLOEXEC, 3);
+			else if (h->pidfd >= 0)
+				fd = (int)syscall(SYS_pidfd_getfd, h->pidfd, ref->fd, 0);
+			else
+				continue;
+			if (fd < 0)
+				continue;
+			if (ioctl(fd, TCGETS, &tio) == 0)
+				return fd;
+			safe_close(fd);
+			return -ENOTTY;
+		}
+	}
+	return -ENOENT;
+}
+
+static void cut_all(struct rv_run *run, size_t *ret_failed)
+{
+	int ttys[run->ntargets];
+	bool hangup = run->req->keep_fd < 0 && !(run->req->flags & REVOKE_NO_HANGUP);
+	size_t failed = 0;
+
+	for (size_t t = 0; t < run->ntargets; t++)
+		ttys[t] = hangup && S_ISCHR(run->targets[t].mode) ? grab_tty(run, t) : -1;
+
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+
+		if (!h->self && !h->tracee)
+			continue;
+		if (rv_cut_holder(h, h->tracee) < 0)
+			failed++;
+	}
+
+	/* While every holder is still stopped: a hangup reaches the open files
+	 * of the tty that no descriptor table shows (in flight, /dev/tty). It
+	 * needs CAP_SYS_ADMIN; without it the cut descriptors are all we do. */
+	for (size_t t = 0; t < run->ntargets; t++) {
+		if (ttys[t] < 0)
+			continue;
+		(void)ioctl(ttys[t], TIOCVHANGUP);
+		safe_close(ttys[t]);
+	}
+	*ret_failed = failed;
+}
+
+static void release_all(struct rv_run *run)
+{
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+
+		if (!h->tracee)
+			continue;
+		h->pub.stopped_ns = rv_tracee_stopped_ns(h->tracee);
+		if (h->pub.stopped_ns > run->max_stopped_ns)
+			run->max_stopped_ns = h->pub.stopped_ns;
+		/* Release failures are already best-effort restores; nothing more
+		 * can be done for that process here. */
+		(void)rv_tracee_release(h->tracee);
+		h->tracee = NULL;
+	}
+}
+
+static int summarise(const struct rv_holder *h)
+{
+	static const int worst_first[] = { REVOKE_STATE_FAILED, REVOKE_STATE_UNREACHABLE,
+					   REVOKE_STATE_SKIPPED, REVOKE_STATE_FOUND,
+					   REVOKE_STATE_CUT,	 REVOKE_STATE_KEPT };
+
+	for (size_t s = 0; s < ARRAY_SIZE(worst_first); s++)
+		for (size_t i = 0; i < h->pub.nrefs; i++)
+			if (h->pub.refs[i].state == worst_first[s])
+				return worst_first[s];
+	return h->pub.error ? REVOKE_STATE_FAILED : REVOKE_STATE_CUT;
+}
+
+static int build_report(struct rv_run *run, int error, struct revoke_report **ret)
+{
+	struct revoke_report *rep;
+	size_t n = 0;
+
+	rep = calloc(1, sizeof(*rep));
+	if (!rep)
+		return -ENOMEM;
+	rep->targets = calloc(run->ntargets, sizeof(*rep->targets));
+	rep->holders = calloc(run->holders.n ? run->holders.n : 1, sizeof(*rep->holders));
+	if (!rep->targets || !rep->holders) {
+		free(rep->targets);
+		free(rep->holders);
+		free(rep);
+		return -ENOMEM;
+	}
+	rep->ntargets = run->ntargets;
+	for (size_t t = 0; t < run->ntargets; t++) {
+		rep->targets[t] = (struct revoke_target){
+			.path = TAKE_PTR(run->targets[t].path),
+			.dev = run->targets[t].dev,
+			.ino = run->targets[t].ino,
+			.mode = run->targets[t].mode,
+			.uid = run->targets[t].uid,
+		};
+	}
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+
+		/* Holders that exited or dropped the file in the meantime. */
+		if (h->pub.nrefs == 0 && !h->pub.error)
+			continue;
+		h->pub.state = summarise(h);
+		rep->holders[n++] = h->pub;
+		h->pub.refs = NULL;
+		h->pub.nrefs = 0;
+	}
+	rep->nholders = n;
+	rep->engine = run->engine;
+	rep->discovery = run->discovery;
+	rep->error = error < 0 ? -error : 0;
+	rep->elapsed_ns = rv_now_ns() - run->start_ns;
+	rep->max_stopped_ns = run->max_stopped_ns;
+	*ret = rep;
+	return 0;
+}
+
+static int run_native(struct rv_run *run)
+{
+	int r = 0;
+
+	run->engine = REVOKE_ENGINE_SYSCALL;
+	for (size_t t = 0; t < run->ntargets && r >= 0; t++) {
+		if (run->req->fd >= 0)
+			r = rv_native_frevoke(run->req->fd);
+		else {
+			char link[64];
+
+			/* The magic link names exactly the inode resolved above. */
+			snprintf(link, sizeof(link), "/proc/self/fd/%d", run->targets[t].path_fd);
+			r = rv_native_revoke(link);
+		}
+	}
+	for (size_t i = 0; i < run->holders.n; i++)
+		holder_mark(&run->holders.v[i], REVOKE_STATE_FOUND,
+			    r < 0 ? REVOKE_STATE_FAILED : REVOKE_STATE_CUT, r < 0 ? -r : 0);
+	return r;
+}
+
+static int run_ptrace(struct rv_run *run)
+{
+	bool best_effort = run->req->flags & REVOKE_BEST_EFFORT;
+	size_t unreachable = 0, not_stopped = 0, not_cut = 0;
+	int r;
+
+	run->engine = REVOKE_ENGINE_PTRACE;
+	for (size_t i = 0; i < run->holders.n; i++)
+		unreachable += classify_holder(run, &run->holders.v[i]);
+	if (unreachable && !best_effort)
+		goto refuse;
+
+	r = stop_until_stable(run, &not_stopped);
+	if (r < 0) {
+		release_all(run);
+		for (size_t i = 0; i < run->holders.n; i++)
+			holder_mark(&run->holders.v[i], REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED, 0);
+		return r;
+	}
+	/* The rescans replaced refs of stopped holders: classify them again. */
+	unreachable = 0;
+	for (size_t i = 0; i < run->holders.n; i++)
+		unreachable += classify_holder(run, &run->holders.v[i]);
+	if ((unreachable || not_stopped) && !best_effort)
+		goto refuse;
+
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+
+		if (h->pub.error)
+			holder_mark(h, REVOKE_STATE_FOUND, REVOKE_STATE_FAILED, h->pub.error);
+	}
+	cut_all(run, &not_cut);
+	release_all(run);
+	return unreachable || not_stopped || not_cut ? -EBUSY : 0;
+
+refuse:
+	release_all(run);
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+
+		holder_mark(h, REVOKE_STATE_FOUND, h->pub.error ? REVOKE_STATE_FAILED : REVOKE_STATE_SKIPPED,
+			    h->pub.error);
+	}
+	return -EBUSY;
+}
+
+static bool native_wanted(const struct rv_request *req)
+{
+	const char *env = getenv("REVOKE_ENGINE");
+
+	if (req->flags & (REVOKE_LIST_ONLY | REVOKE_ENGINE_USERSPACE))
+		return false;
+	if (env && strcmp(env, "ptrace") == 0 && !(req->flags & REVOKE_ENGINE_NATIVE))
+		return false;
+	return true;
+}
+
+int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_report)
+{
+	struct rv_run run = { .req = req };
+	struct rv_scan_opts so;
+	int r, rr;
+
+	run.start_ns = rv_now_ns();
+	run.deadline_ns = run.start_ns + (uint64_t)req->timeout_ms * 1000000u;
+
+	r = resolve_targets(req, &run.targets, &run.ntargets);
+	if (r < 0)
+		return r;
+	r = check_permission(run.targets, run.ntargets);
+	if (r < 0)
+		goto out;
+	run.ignore_fds = calloc(run.ntargets, sizeof(int));
+	if (!run.ignore_fds) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t t = 0; t < run.ntargets; t++)
+		run.ignore_fds[t] = run.targets[t].path_fd;
+
+	bool native = native_wanted(req) && rv_native_available();
+	if ((req->flags & REVOKE_ENGINE_NATIVE) && !native) {
+		r = -ENOSYS;
+		goto out;
+	}
+
+	scan_opts(&run, &so);
+	r = rv_scan(run.targets, run.ntargets, &so, &run.holders);
+	if (r < 0)
+		goto report;
+	run.discovery = r;
+	r = 0;
+
+	if (req->flags & REVOKE_LIST_ONLY)
+		goto report;
+	if (native) {
+		for (size_t i = 0; i < run.holders.n; i++)
+			classify_holder(&run, &run.holders.v[i]);
+		/* The kernel reaches every open file, in flight ones too. */
+		for (size_t i = 0; i < run.holders.n; i++)
+			holder_mark(&run.holders.v[i], REVOKE_STATE_UNREACHABLE, REVOKE_STATE_FOUND, 0);
+		r = run_native(&run);
+	} else
+		r = run_ptrace(&run);
+
+report:
+	if (ret_report) {
+		rr = build_report(&run, r, ret_report);
+		if (rr < 0 && r == 0)
+			r = rr;
+	}
+out:
+	release_all(&run);
+	free(run.ignore_fds);
+	rv_holders_free(&run.holders);
+	targets_free(run.targets, run.ntargets);
+	return r;
+}

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The public edge: the only place that converts -errno into -1/errno. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Flags this version understands. */
+#define RV_KNOWN_FLAGS                                                                             \
+	(REVOKE_BEST_EFFORT | REVOKE_NOFOLLOW | REVOKE_LIST_ONLY | REVOKE_NO_HANGUP |              \
+	 REVOKE_ENGINE_USERSPACE | REVOKE_ENGINE_NATIVE | REVOKE_DISCOVERY_PROC |                  \
+	 REVOKE_DISCOVERY_BPF)
+
+static int set_errno(int r)
+{
+	if (r >= 0)
+		return 0;
+	errno = -r;
+	return -1;
+}
+
+/* Reads OPTS the way libbpf reads its option structs: a caller built against
+ * an older, smaller struct is fine; a newer, larger one must have zeroes
+ * beyond what this version knows. */
+static int read_opts(const struct revoke_opts *opts, struct rv_request *req)
+{
+	struct revoke_opts o = { .sz = sizeof(o), .keep_fd = -1 };
+
+	if (opts) {
+		if (opts->sz < offsetof(struct revoke_opts, flags) + sizeof(opts->flags))
+			return -EINVAL;
+		if (opts->sz > sizeof(o)) {
+			const char *tail = (const char *)opts + sizeof(o);
+			for (size_t i = 0; i < opts->sz - sizeof(o); i++)
+				if (tail[i])
+					return -E2BIG;
+		}
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+		if (opts->sz < offsetof(struct revoke_opts, keep_fd) + sizeof(opts->keep_fd))
+			o.keep_fd = -1;
+	}
+	if (o.flags & ~RV_KNOWN_FLAGS)
+		return -EINVAL;
+	if ((o.flags & REVOKE_ENGINE_USERSPACE) && (o.flags & REVOKE_ENGINE_NATIVE))
+		return -EINVAL;
+	if ((o.flags & REVOKE_DISCOVERY_PROC) && (o.flags & REVOKE_DISCOVERY_BPF))
+		return -EINVAL;
+	if (o.timeout_ms < 0 || o.keep_fd < -1)
+		return -EINVAL;
+
+	req->flags = o.flags;
+	req->timeout_ms = o.timeout_ms ? o.timeout_ms : RV_DEFAULT_TIMEOUT_MS;
+	req->keep_fd = o.keep_fd;
+	return 0;
+}
+
+_public_ int revoke_ex(const char *const *paths, size_t npaths, const struct revoke_opts *opts,
+		       struct revoke_report **ret_report)
+{
+	struct rv_request req = { .paths = paths, .npaths = npaths, .fd = -1 };
+	struct revoke_report *report = NULL;
+	int r;
+
+	if (ret_report)
+		*ret_report = NULL;
+	if (npaths == 0)
+		return set_errno(-EINVAL);
+	if (!paths)
+		return set_errno(-EFAULT);
+	r = read_opts(opts, &req);
+	if (r < 0)
+		return set_errno(r);
+
+	r = rv_engine_run(&req, ret_report ? &report : NULL);
+	if (ret_report)
+		*ret_report = report;
+	return set_errno(r);
+}
+
+_public_ int frevoke_ex(int fd, const struct revoke_opts *opts, struct revoke_report **ret_report)
+{
+	struct rv_request req = { .fd = fd };
+	struct revoke_report *report = NULL;
+	int r;
+
+	if (ret_report)
+		*ret_report = NULL;
+	if (fd < 0)
+		return set_errno(-EBADF);
+	r = read_opts(opts, &req);
+	if (r < 0)
+		return set_errno(r);
+	req.keep_fd = fd;
+
+	r = rv_engine_run(&req, ret_report ? &report : NULL);
+	if (ret_report)
+		*ret_report = report;
+	return set_errno(r);
+}
+
+_public_ int revoke(const char *path)
+{
+	return revoke_ex(&path, 1, NULL, NULL);
+}
+
+_public_ int frevoke(int fd)
+{
+	return frevoke_ex(fd, NULL, NULL);
+}
+
+_public_ void revoke_report_free(struct revoke_report *report)
+{
+	int saved = errno;
+
+	if (!report)
+		return;
+	for (size_t i = 0; i < report->nholders; i++)
+		free(report->holders[i].refs);
+	free(report->holders);
+	for (size_t i = 0; i < report->ntargets; i++)
+		free(report->targets[i].path);
+	free(report->targets);
+	free(report);
+	errno = saved;
+}
+
+static const char *name_of(const char *const *names, size_t n, int i)
+{
+	return i >= 0 && (size_t)i < n ? names[i] : NULL;
+}
+
+_public_ const char *revoke_ref_type_name(int type)
+{
+	static const char *const names[] = {
+		[REVOKE_REF_FD] = "fd",	    [REVOKE_REF_MAP] = "map",	  [REVOKE_REF_CWD] = "cwd",
+		[REVOKE_REF_ROOT] = "root", [REVOKE_REF_EXE] = "exe",	  [REVOKE_REF_URING] = "uring",
+		[REVOKE_REF_INFLIGHT] = "inflight",
+	};
+	return name_of(names, ARRAY_SIZE(names), type);
+}
+
+_public_ const char *revoke_state_name(int state)
+{
+	static const char *const names[] = {
+		[REVOKE_STATE_FOUND] = "found",	    [REVOKE_STATE_CUT] = "cut",
+		[REVOKE_STATE_KEPT] = "kept",	    [REVOKE_STATE_SKIPPED] = "skipped",
+		[REVOKE_STATE_FAILED] = "failed",   [REVOKE_STATE_UNREACHABLE] = "unreachable",
+	};
+	return name_of(names, ARRAY_SIZE(names), state);
+}
+
+_public_ const char *revoke_engine_name(int engine)
+{
+	static const char *const names[] = {
+		[REVOKE_ENGINE_NONE] = "none",
+		[REVOKE_ENGINE_PTRACE] = "ptrace",
+		[REVOKE_ENGINE_SYSCALL] = "syscall",
+	};
+	return name_of(names, ARRAY_SIZE(names), engine);
+}
+
+_public_ const char *revoke_discovery_name(int discovery)
+{
+	static const char *const names[] = {
+		[REVOKE_DISC_NONE] = "none",
+		[REVOKE_DISC_PROC] = "proc",
+		[REVOKE_DISC_BPF] = "bpf",
+	};
+	return name_of(names, ARRAY_SIZE(names), discovery);
+}
+
+_public_ const char *revoke_version(void)
+{
+	return REVOKE_VERSION_STRING;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Small helpers shared by the library, the command and the tests. */
+#ifndef REVOKE_UTIL_H
+#define REVOKE_UTIL_H
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _public_ __attribute__((visibility("default")))
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline int safe_close(int fd)
+{
+	if (fd >= 0) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+	}
+	return -1;
+}
+
+static inline void closep(int *fd) { safe_close(*fd); }
+static inline void freep(void *p) { free(*(void **)p); }
+
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_free_ _cleanup_(freep)
+
+/* Hand ownership out of a _cleanup_ variable. */
+#define TAKE_FD(fd)                                                                                \
+	({                                                                                         \
+		int _fd = (fd);                                                                    \
+		(fd) = -1;                                                                         \
+		_fd;                                                                               \
+	})
+#define TAKE_PTR(p)                                                                                \
+	({                                                                                         \
+		__typeof__(p) _p = (p);                                                            \
+		(p) = NULL;                                                                        \
+		_p;                                                                                \
+	})
+
+/* -errno from the last failed libc call, never 0. */
+static inline int negative_errno(void) { return errno > 0 ? -errno : -EIO; }
+
+#endif
