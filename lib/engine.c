@@ -175,11 +175,19 @@ static size_t classify_holder(const struct rv_run *run, struct rv_holder *h)
 	return unreachable;
 }
 
+/* A scan never waits on a process, only on /proc, so its deadline guards
+ * against a hung filesystem rather than measuring the caller's patience: on
+ * a loaded machine a short --timeout must not turn a rescan of already
+ * stopped holders into a failure. */
+#define RV_MIN_SCAN_NS (2000ull * 1000000u)
+
 static int scan_opts(const struct rv_run *run, struct rv_scan_opts *o)
 {
+	uint64_t min = rv_now_ns() + RV_MIN_SCAN_NS;
+
 	*o = (struct rv_scan_opts){
 		.proc_root = "/proc",
-		.deadline_ns = run->deadline_ns,
+		.deadline_ns = run->deadline_ns > min ? run->deadline_ns : min,
 		.flags = run->req->flags & (REVOKE_DISCOVERY_PROC | REVOKE_DISCOVERY_BPF),
 		.ignore_fds = run->ignore_fds,
 		.nignore_fds = run->ntargets,
@@ -200,6 +208,10 @@ static void holder_mark(struct rv_holder *h, int from, int state, int error)
 /* Stop every holder not stopped yet. Returns the number that failed. */
 static size_t stop_all(struct rv_run *run)
 {
+	/* Waiting for a holder that never stops (D state, vfork parent) must
+	 * not eat the time the rescans and the cut still need: stops get the
+	 * first three quarters of the budget. */
+	uint64_t stop_deadline = run->start_ns + (run->deadline_ns - run->start_ns) / 4 * 3;
 	size_t failed = 0;
 
 	for (size_t i = 0; i < run->holders.n; i++) {
@@ -208,7 +220,7 @@ static size_t stop_all(struct rv_run *run)
 
 		if (h->self || h->tracee || h->pub.error)
 			continue;
-		r = rv_tracee_stop(h->pub.pid, h->pidfd, run->deadline_ns, &h->tracee, h->pub.reason);
+		r = rv_tracee_stop(h->pub.pid, h->pidfd, stop_deadline, &h->tracee, h->pub.reason);
 		if (r == -ESRCH) {
 			/* It exited since the scan: it holds nothing any more. */
 			rv_holder_clear(h);
@@ -234,12 +246,14 @@ static int stop_until_stable(struct rv_run *run, size_t *ret_failed)
 	size_t failed = 0;
 	int r;
 
-	scan_opts(run, &so);
 	for (int round = 0; round < RV_MAX_ROUNDS; round++) {
 		struct rv_holders fresh = {};
 		size_t added = 0;
 
 		failed += stop_all(run);
+		if (failed && !(run->req->flags & REVOKE_BEST_EFFORT))
+			break; /* the call is refused: no need to look further */
+		scan_opts(run, &so);
 
 		for (size_t i = 0; i < run->holders.n; i++) {
 			struct rv_holder *h = &run->holders.v[i];
@@ -279,12 +293,13 @@ static int stop_until_stable(struct rv_run *run, size_t *ret_failed)
 			added++;
 		}
 		rv_holders_free(&fresh);
-		if (added == 0) {
-			*ret_failed = failed;
-			return 0;
-		}
+		if (added == 0)
+			break;
+		if (round == RV_MAX_ROUNDS - 1)
+			return -EBUSY;
 	}
-	return -EBUSY;
+	*ret_failed = failed;
+	return 0;
 }
 
 /* pidfd_getfd copy of one holder's descriptor of TARGET, to hang a tty up. */

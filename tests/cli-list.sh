@@ -1,0 +1,256 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# revoke --list: the holders this script starts (a descriptor, a read-write
+# descriptor, a shared mapping) appear with their pid, fd and flags, in the
+# table, --raw, --noheadings, -o and --json outputs; nothing is changed.
+# Run by tests/run-tests with REVOKE_BUILDDIR set; prints one PASS/FAIL line per check.
+set -u
+export LC_ALL=C
+R=${REVOKE_BUILDDIR:?REVOKE_BUILDDIR is not set}/tools/revoke
+tmp=$(mktemp -d) || exit 1
+tmp=$(realpath "$tmp")
+holders=()
+cleanup() {
+	local p
+	for p in "${holders[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+pass() { echo "PASS cli.$1"; }
+fail() { echo "FAIL cli.$1: $2"; }
+run() {
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	out=$(cat "$tmp/out")
+	err=$(cat "$tmp/err")
+}
+
+# One failure, not one per check, when the command cannot run at all.
+if ! "$R" --version >/dev/null 2>"$tmp/err"; then
+	fail list.runs "cannot run $R: $(head -c 300 "$tmp/err")"
+	exit 0
+fi
+
+# wait_holder PID FD PATH: until PID has FD open on PATH and no longer runs bash
+wait_holder() {
+	local i
+	for i in $(seq 1 400); do
+		if [ "$(readlink "/proc/$1/fd/$2" 2>/dev/null)" = "$3" ] &&
+			[ "$(cat "/proc/$1/comm" 2>/dev/null)" != bash ]; then
+			return 0
+		fi
+		sleep 0.025
+	done
+	return 1
+}
+# squeeze: the table with runs of blanks turned into one space, trailing ones cut
+squeeze() { sed -e 's/[[:space:]]\+/ /g' -e 's/ $//'; }
+
+file=$tmp/file
+other=$tmp/other
+echo data >"$file"
+echo data >"$other"
+me=$(id -un)
+
+sleep 60 <"$file" &
+p1=$!
+holders+=("$p1")
+bash -c 'exec 5<>"$1" 6>>"$1"; exec sleep 60' _ "$file" &
+p2=$!
+holders+=("$p2")
+sleep 60 <"$other" &
+p3=$!
+holders+=("$p3")
+python3 -c '
+import mmap, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+m = mmap.mmap(fd, 0, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+os.close(fd)
+with open(sys.argv[2], "w") as f:
+    f.write(m[:4].decode())
+time.sleep(60)' "$file" "$tmp/mapped" &
+pm=$!
+holders+=("$pm")
+
+ok=1
+wait_holder "$p1" 0 "$file" || ok=0
+wait_holder "$p2" 5 "$file" || ok=0
+wait_holder "$p3" 0 "$other" || ok=0
+for i in $(seq 1 400); do
+	[ -s "$tmp/mapped" ] && break
+	sleep 0.025
+done
+[ -s "$tmp/mapped" ] || ok=0
+if [ "$ok" -ne 1 ]; then
+	fail list.setup "the holder processes did not start"
+	exit 0
+fi
+
+# The default table.
+run "$R" --list "$file"
+tab=$(squeeze <<<"$out")
+if [ "$rc" -ne 0 ]; then
+	fail list.table "exit $rc; stderr: $err"
+elif [ "$(head -1 <<<"$tab")" != "PATH PID USER COMMAND TYPE FD FLAGS RANGE" ]; then
+	fail list.table "header: $(head -1 <<<"$out")"
+elif ! grep -qx "$file $p1 $me sleep fd 0 r" <<<"$tab"; then
+	fail list.table "no line for pid $p1 fd 0: $out"
+elif ! grep -qx "$file $p2 $me sleep fd 5 rw" <<<"$tab" || ! grep -qx "$file $p2 $me sleep fd 6 w,append" <<<"$tab"; then
+	fail list.table "no lines for pid $p2 fds 5 and 6: $out"
+elif grep -q "$other" <<<"$tab"; then
+	fail list.table "lists a file it was not asked about: $out"
+elif [ -n "$err" ]; then
+	fail list.table "stderr: $err"
+else
+	pass list.table
+fi
+
+# The mapping: TYPE map, FLAGS rw-s, RANGE start-end in hex.
+if grep -Eq "^$file $pm [^ ]+ [^ ]+ map rw-s [0-9a-f]+-[0-9a-f]+$" <<<"$tab"; then
+	pass list.map
+else
+	fail list.map "no map line for pid $pm: $out"
+fi
+
+# Sorted by path, then pid.
+run "$R" --list --raw --noheadings -o PATH,PID "$other" "$file"
+sorted=$(sort -k1,1 -k2,2n -s <<<"$out")
+if [ "$rc" -eq 0 ] && [ "$out" = "$sorted" ] && [ "$(head -1 <<<"$out" | cut -d' ' -f1)" = "$file" ] &&
+	grep -qx "$other $p3" <<<"$out"; then
+	pass list.sorted
+else
+	fail list.sorted "exit $rc; output: $out"
+fi
+
+# Nothing was changed.
+if [ "$(readlink "/proc/$p1/fd/0")" = "$file" ] && [ "$(readlink "/proc/$p2/fd/5")" = "$file" ] &&
+	grep -q " $file\$" "/proc/$pm/maps"; then
+	pass list.changes-nothing
+else
+	fail list.changes-nothing "a holder lost its reference to $file after --list"
+fi
+
+# --raw and -o
+run "$R" -l -r -o PID,FD,TYPE "$file"
+if [ "$rc" -eq 0 ] && [ "$(head -1 <<<"$out")" = "PID FD TYPE" ] && grep -qx "$p1 0 fd" <<<"$out" &&
+	grep -qx "$p2 5 fd" <<<"$out"; then
+	pass list.raw-output
+else
+	fail list.raw-output "exit $rc; output: $out"
+fi
+
+# --noheadings, lower-case column names
+run "$R" -l -n -o pid,fd "$file"
+if [ "$rc" -eq 0 ] && ! grep -q PID <<<"$out" && grep -Eq "^ *$p1 +0$" <<<"$out"; then
+	pass list.noheadings
+else
+	fail list.noheadings "exit $rc; output: $out"
+fi
+
+# -o +LIST appends to the defaults
+dev=$(stat -c '%Hd:%Ld' "$file")
+ino=$(stat -c '%i' "$file")
+run "$R" -l -r -o +UID,DEV,INODE,OFFSET "$file"
+if [ "$rc" -eq 0 ] && [ "$(head -1 <<<"$out")" = "PATH PID USER COMMAND TYPE FD FLAGS RANGE UID DEV INODE OFFSET" ] &&
+	grep -q "^$file $p1 .* $(id -u) $dev $ino 0\$" <<<"$out"; then
+	pass list.output-append
+else
+	fail list.output-append "exit $rc; expected dev $dev ino $ino; output: $out"
+fi
+
+# --quiet prints no table.
+run "$R" -l -q "$file"
+[ "$rc" -eq 0 ] && [ -z "$out" ] && [ -z "$err" ] && pass list.quiet || fail list.quiet "exit $rc; output: $out"
+
+# A symbolic link is followed; PATH shows the path as given.
+ln -s file "$tmp/link"
+run "$R" -l -r -n -o PATH,PID,FD "$tmp/link"
+if [ "$rc" -eq 0 ] && grep -qx "$tmp/link $p1 0" <<<"$out"; then
+	pass list.symlink
+else
+	fail list.symlink "exit $rc; output: $out; stderr: $err"
+fi
+
+# --json: valid, complete, with the pid and fd.
+run "$R" --list --json "$file" "$other"
+if [ "$rc" -ne 0 ]; then
+	fail list.json "exit $rc; stderr: $err"
+elif ! python3 -m json.tool "$tmp/out" >/dev/null 2>"$tmp/jerr"; then
+	fail list.json "invalid JSON: $(cat "$tmp/jerr")"
+elif ! why=$(python3 - "$tmp/out" "$file" "$other" "$p1" "$p2" "$pm" "$ino" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+file, other = sys.argv[2], sys.argv[3]
+p1, p2, pm, ino = (int(x) for x in sys.argv[4:8])
+def need(cond, why):
+    if not cond:
+        print(why)
+        sys.exit(1)
+for k in ("engine", "discovery", "error", "elapsed_ns", "max_stopped_ns", "targets", "holders"):
+    need(k in doc, "no key " + k)
+need(doc["error"] is None, "error is not null")
+need([t["path"] for t in doc["targets"]] == [file, other], "targets: %r" % doc["targets"])
+need(doc["targets"][0]["ino"] == ino, "ino of target 0")
+h = {x["pid"]: x for x in doc["holders"]}
+need(p1 in h and p2 in h and pm in h, "holders: %r" % sorted(h))
+need([x["pid"] for x in doc["holders"]] == sorted(h), "holders not sorted by pid")
+r = [x for x in h[p1]["refs"] if x["type"] == "fd" and x["fd"] == 0]
+need(r and r[0]["path"] == file and r[0]["state"] == "found" and r[0]["open_flags"] == "r", "pid %d fd 0: %r" % (p1, h[p1]["refs"]))
+r = [x for x in h[p2]["refs"] if x["type"] == "fd" and x["fd"] == 6]
+need(r and r[0]["open_flags"] == "w,append" and r[0]["cloexec"] is False and r[0]["start"] is None, "pid %d fd 6: %r" % (p2, h[p2]["refs"]))
+m = [x for x in h[pm]["refs"] if x["type"] == "map"]
+need(m and m[0]["shared"] is True and m[0]["prot"] == "rw-" and m[0]["end"] > m[0]["start"] and m[0]["fd"] is None, "map: %r" % h[pm]["refs"])
+need(h[p1]["command"] == "sleep" and isinstance(h[p1]["uid"], int), "holder fields: %r" % h[p1])
+EOF
+); then
+	fail list.json "$why"
+else
+	pass list.json
+fi
+
+# Command names with quotes, backslashes, control characters and invalid
+# UTF-8 still give valid JSON. The holder is a shell that renames itself and
+# waits in a builtin (no child that would hold the file too).
+mkfifo "$tmp/fifo"
+bash -c 'exec 7<"$1"; printf "q\"b\\\\c\001\377z" >/proc/$$/comm; read -r x <"$2"' _ "$file" "$tmp/fifo" &
+pw=$!
+holders+=("$pw")
+for i in $(seq 1 400); do
+	[ "$(readlink "/proc/$pw/fd/7" 2>/dev/null)" = "$file" ] && grep -q 'z' "/proc/$pw/comm" 2>/dev/null && break
+	sleep 0.025
+done
+run "$R" --list --json "$file"
+if [ "$rc" -ne 0 ]; then
+	fail list.json-escaping "exit $rc; stderr: $err"
+elif ! python3 -m json.tool "$tmp/out" >/dev/null 2>"$tmp/jerr"; then
+	fail list.json-escaping "invalid JSON: $(cat "$tmp/jerr")"
+elif ! python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+c = [h["command"] for h in doc["holders"] if h["pid"] == int(sys.argv[2])]
+sys.exit(0 if c and c[0].startswith("q\"b\\c\x01\ufffdz") else 1)' "$tmp/out" "$pw"; then
+	fail list.json-escaping "command of pid $pw not decoded as expected: $(grep -a -A1 "\"pid\": $pw," "$tmp/out" | tail -1)"
+else
+	pass list.json-escaping
+fi
+# The table shows the name with the bytes escaped, in one line.
+run "$R" --list -r -n -o PID,COMMAND "$file"
+if [ "$rc" -eq 0 ] && [ "$(grep -c "^$pw " <<<"$out")" -eq 1 ]; then
+	pass list.command-escaping
+else
+	fail list.command-escaping "exit $rc; output: $out"
+fi
+
+# A write error is an error.
+"$R" --list "$file" >/dev/full 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "write error: No space left on device" "$tmp/err"; then
+	pass list.write-error
+else
+	fail list.write-error "exit $rc; stderr: $(cat "$tmp/err")"
+fi
+exit 0

@@ -1,0 +1,329 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# revoke PATH: the holders this script starts lose their references (the fd
+# number stays taken but no longer points at the file, the mapping is gone),
+# keep running; a holder that cannot be stopped (already traced) makes the
+# command change nothing, or cut the rest with --best-effort; an unprivileged
+# caller gets EPERM on a root-owned file and succeeds on its own.
+# Run by tests/run-tests with REVOKE_BUILDDIR set; prints one PASS/FAIL line per check.
+set -u
+export LC_ALL=C
+R=${REVOKE_BUILDDIR:?REVOKE_BUILDDIR is not set}/tools/revoke
+tmp=$(mktemp -d) || exit 1
+tmp=$(realpath "$tmp")
+chmod 755 "$tmp" # the unprivileged checks look files up in here
+holders=()
+cleanup() {
+	local p
+	for p in "${holders[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+pass() { echo "PASS cli.$1"; }
+fail() { echo "FAIL cli.$1: $2"; }
+skip() { echo "SKIP cli.$1: $2"; }
+run() {
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	out=$(cat "$tmp/out")
+	err=$(cat "$tmp/err")
+}
+
+# One failure, not one per check, when the command cannot run at all.
+if ! "$R" --version >/dev/null 2>"$tmp/err"; then
+	fail revoke.runs "cannot run $R: $(head -c 300 "$tmp/err")"
+	exit 0
+fi
+
+wait_holder() { # PID FD PATH: until PID has FD open on PATH and no longer runs bash
+	local i
+	for i in $(seq 1 400); do
+		if [ "$(readlink "/proc/$1/fd/$2" 2>/dev/null)" = "$3" ] &&
+			[ "$(cat "/proc/$1/comm" 2>/dev/null)" != bash ]; then
+			return 0
+		fi
+		sleep 0.025
+	done
+	return 1
+}
+points_at() { [ "$(readlink "/proc/$1/fd/$2" 2>/dev/null)" = "$3" ]; }
+# The fd number is still allocated (a revoked fd stays until closed).
+allocated() { [ -L "/proc/$1/fd/$2" ]; }
+alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+squeeze() { sed -e 's/[[:space:]]\+/ /g' -e 's/ $//'; }
+
+# ---- revoke a file held by two processes and mapped by a third
+file=$tmp/file
+echo data >"$file"
+sleep 60 <"$file" &
+p1=$!
+holders+=("$p1")
+bash -c 'exec 5<>"$1"; exec sleep 60' _ "$file" &
+p2=$!
+holders+=("$p2")
+python3 -c '
+import mmap, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+m = mmap.mmap(fd, 0, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+os.close(fd)
+with open(sys.argv[2], "w") as f:
+    f.write(m[:4].decode())
+time.sleep(60)' "$file" "$tmp/mapped" &
+pm=$!
+holders+=("$pm")
+ok=1
+wait_holder "$p1" 0 "$file" || ok=0
+wait_holder "$p2" 5 "$file" || ok=0
+for i in $(seq 1 400); do
+	[ -s "$tmp/mapped" ] && break
+	sleep 0.025
+done
+[ -s "$tmp/mapped" ] || ok=0
+
+if [ "$ok" -ne 1 ]; then
+	fail revoke.setup "the holder processes did not start"
+else
+	run "$R" "$file"
+	tab=$(squeeze <<<"$out")
+	if [ "$rc" -ne 0 ]; then
+		fail revoke.cut "exit $rc; stdout: $out; stderr: $err"
+	elif [ "$(head -1 <<<"$tab")" != "PATH PID USER COMMAND TYPE FD FLAGS RANGE STATE ERROR" ]; then
+		fail revoke.cut "header: $(head -1 <<<"$out")"
+	elif ! grep -q "^$file $p1 .* fd 0 r cut\$" <<<"$tab" || ! grep -q "^$file $p2 .* fd 5 rw cut\$" <<<"$tab"; then
+		fail revoke.cut "no 'cut' line for pid $p1 fd 0 or pid $p2 fd 5: $out"
+	elif points_at "$p1" 0 "$file" || points_at "$p2" 5 "$file"; then
+		fail revoke.cut "a holder's descriptor still points at $file"
+	elif ! allocated "$p1" 0 || ! allocated "$p2" 5; then
+		fail revoke.cut "the revoked descriptor numbers were freed"
+	elif ! alive "$p1" || ! alive "$p2"; then
+		fail revoke.cut "a holder died"
+	elif [ -n "$err" ]; then
+		fail revoke.cut "stderr: $err"
+	else
+		pass revoke.cut
+	fi
+
+	if grep -q " $file\$" "/proc/$pm/maps"; then
+		fail revoke.map "pid $pm still maps $file"
+	elif ! alive "$pm"; then
+		fail revoke.map "the mapping holder died"
+	elif ! grep -Eq "^$file $pm .* map rw-s [0-9a-f]+-[0-9a-f]+ cut\$" <<<"$tab"; then
+		fail revoke.map "no 'cut' map line: $out"
+	else
+		pass revoke.map
+	fi
+
+	# Nothing left to list.
+	run "$R" --list -n -o PID,FD "$file"
+	[ "$rc" -eq 0 ] && [ -z "$out" ] && pass revoke.list-after || fail revoke.list-after "exit $rc; output: $out"
+fi
+
+# ---- several paths in one call, JSON report, --quiet
+a=$tmp/a
+b=$tmp/b
+echo a >"$a"
+echo b >"$b"
+sleep 60 <"$a" &
+pa=$!
+holders+=("$pa")
+sleep 60 <"$b" &
+pb=$!
+holders+=("$pb")
+if wait_holder "$pa" 0 "$a" && wait_holder "$pb" 0 "$b"; then
+	run "$R" --json "$a" "$b"
+	if [ "$rc" -ne 0 ]; then
+		fail revoke.json "exit $rc; stderr: $err"
+	elif ! python3 -m json.tool "$tmp/out" >/dev/null 2>"$tmp/jerr"; then
+		fail revoke.json "invalid JSON: $(cat "$tmp/jerr")"
+	elif ! why=$(python3 - "$tmp/out" "$pa" "$pb" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+pa, pb = int(sys.argv[2]), int(sys.argv[3])
+h = {x["pid"]: x for x in doc["holders"]}
+if doc["error"] is not None or doc["engine"] not in ("ptrace", "syscall"):
+    print("error %r engine %r" % (doc["error"], doc["engine"])); sys.exit(1)
+for p in (pa, pb):
+    r = [x for x in h.get(p, {}).get("refs", []) if x["type"] == "fd" and x["fd"] == 0]
+    if not r or r[0]["state"] != "cut" or r[0]["error"] is not None:
+        print("pid %d: %r" % (p, h.get(p))); sys.exit(1)
+EOF
+	); then
+		fail revoke.json "$why"
+	elif points_at "$pa" 0 "$a" || points_at "$pb" 0 "$b"; then
+		fail revoke.json "a descriptor still points at its file"
+	else
+		pass revoke.json
+	fi
+else
+	fail revoke.json "the holder processes did not start"
+fi
+
+c=$tmp/c
+echo c >"$c"
+sleep 60 <"$c" &
+pc=$!
+holders+=("$pc")
+if wait_holder "$pc" 0 "$c"; then
+	run "$R" -q "$c"
+	if [ "$rc" -eq 0 ] && [ -z "$out" ] && [ -z "$err" ] && ! points_at "$pc" 0 "$c"; then
+		pass revoke.quiet
+	else
+		fail revoke.quiet "exit $rc; stdout: $out; stderr: $err"
+	fi
+else
+	fail revoke.quiet "the holder process did not start"
+fi
+
+# ---- a holder that cannot be stopped: already traced (PTRACE_TRACEME, then
+# stopped at its exec), next to one that can.
+t=$tmp/traced
+echo t >"$t"
+python3 -c '
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open(sys.argv[1], os.O_RDONLY)
+pid = os.fork()
+if pid == 0:
+    os.dup2(fd, 5)
+    if libc.ptrace(0, 0, None, None) != 0:  # PTRACE_TRACEME
+        os._exit(1)
+    os.execvp("sleep", ["sleep", "60"])
+os.close(fd)
+with open(sys.argv[2], "w") as f:
+    f.write("%d\n" % pid)
+os.waitpid(pid, 0)  # its exec stop; it stays traced, by us
+time.sleep(60)' "$t" "$tmp/tracee" &
+tracer=$!
+holders+=("$tracer")
+sleep 60 <"$t" &
+pu=$!
+holders+=("$pu")
+for i in $(seq 1 400); do
+	[ -s "$tmp/tracee" ] && break
+	sleep 0.025
+done
+tracee=$(cat "$tmp/tracee" 2>/dev/null)
+if [ -n "$tracee" ]; then
+	holders+=("$tracee")
+fi
+if [ -n "$tracee" ] && wait_holder "$tracee" 5 "$t" && wait_holder "$pu" 0 "$t"; then
+	run "$R" "$t"
+	if [ "$rc" -ne 1 ]; then
+		fail revoke.untraceable "exit $rc, expected 1; stdout: $out; stderr: $err"
+	elif ! grep -q "^revoke: $t: pid $tracee (sleep): not stopped: " <<<"$err"; then
+		fail revoke.untraceable "no message naming pid $tracee: $err"
+	elif ! grep -q "^revoke: $t: not revoked: .*could not be cut (see --best-effort)" <<<"$err"; then
+		fail revoke.untraceable "no 'not revoked' message: $err"
+	elif ! points_at "$pu" 0 "$t" || ! points_at "$tracee" 5 "$t"; then
+		fail revoke.untraceable "something was changed although the revoke failed"
+	elif ! grep -Eq "^$t $tracee .* (skipped|failed) .+" <<<"$(squeeze <<<"$out")"; then
+		fail revoke.untraceable "the table has no line with an error for pid $tracee: $out"
+	elif ! grep -Eq "^$t $pu .* skipped( .*)?$" <<<"$(squeeze <<<"$out")"; then
+		fail revoke.untraceable "the table has no 'skipped' line for pid $pu: $out"
+	else
+		pass revoke.untraceable
+	fi
+
+	run "$R" --best-effort "$t"
+	if [ "$rc" -ne 1 ]; then
+		fail revoke.best-effort "exit $rc, expected 1; stdout: $out; stderr: $err"
+	elif points_at "$pu" 0 "$t"; then
+		fail revoke.best-effort "pid $pu still holds $t"
+	elif ! points_at "$tracee" 5 "$t"; then
+		fail revoke.best-effort "the traced pid $tracee lost its fd although it could not be stopped"
+	elif ! grep -q "^revoke: $t: pid $tracee (sleep): not stopped: " <<<"$err" ||
+		! grep -q "^revoke: $t: partly revoked: 1 of 2 references could not be cut" <<<"$err"; then
+		fail revoke.best-effort "messages: $err"
+	elif ! grep -q "^$t $pu .* cut\$" <<<"$(squeeze <<<"$out")"; then
+		fail revoke.best-effort "no 'cut' line for pid $pu: $out"
+	else
+		pass revoke.best-effort
+	fi
+else
+	fail revoke.untraceable "the traced holder did not start"
+fi
+
+# ---- a current directory is reported, not cut: nothing changes without -b
+dir=$tmp/dir
+mkdir "$dir"
+(cd "$dir" && exec sleep 60) &
+pd=$!
+holders+=("$pd")
+sleep 60 <"$dir" &
+pf=$!
+holders+=("$pf")
+if wait_holder "$pf" 0 "$dir" && [ "$(readlink "/proc/$pd/cwd")" = "$dir" ]; then
+	run "$R" -o PID,TYPE,FD,STATE "$dir"
+	tab=$(squeeze <<<"$out")
+	if [ "$rc" -ne 1 ]; then
+		fail revoke.cwd "exit $rc, expected 1; stdout: $out; stderr: $err"
+	elif ! grep -Eq "^ ?$pd cwd unreachable$" <<<"$tab"; then
+		fail revoke.cwd "no 'cwd unreachable' line for pid $pd: $out"
+	elif ! grep -q "^revoke: $dir: pid $pd (sleep): cwd: not cut: " <<<"$err"; then
+		fail revoke.cwd "no message for the cwd of pid $pd: $err"
+	elif ! points_at "$pf" 0 "$dir"; then
+		fail revoke.cwd "pid $pf lost its descriptor although nothing should change"
+	else
+		pass revoke.cwd
+	fi
+	run "$R" -b -o PID,TYPE,FD,STATE "$dir"
+	if [ "$rc" -eq 1 ] && ! points_at "$pf" 0 "$dir" && [ "$(readlink "/proc/$pd/cwd")" = "$dir" ] &&
+		grep -q "^revoke: $dir: partly revoked: 1 of 2 references could not be cut" <<<"$err"; then
+		pass revoke.cwd-best-effort
+	else
+		fail revoke.cwd-best-effort "exit $rc; stdout: $out; stderr: $err"
+	fi
+else
+	fail revoke.cwd "the holder processes did not start"
+fi
+
+# ---- unprivileged callers
+if [ "$(id -u)" -ne 0 ]; then
+	skip revoke.eperm "needs root to create a file of another owner and to drop to uid 65534"
+	skip revoke.unprivileged-own "needs root to drop to uid 65534"
+	exit 0
+fi
+nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; }
+
+rootfile=$tmp/rootfile
+echo r >"$rootfile"
+chmod 644 "$rootfile"
+run nobody "$R" "$rootfile"
+if [ "$rc" -eq 1 ] && grep -qx "revoke: $rootfile: Operation not permitted" <<<"$err"; then
+	pass revoke.eperm
+else
+	fail revoke.eperm "exit $rc; stderr: $err"
+fi
+
+# Lookup errors come first: a file in a directory uid 65534 cannot search.
+mkdir -m 700 "$tmp/private"
+echo p >"$tmp/private/f"
+run nobody "$R" "$tmp/private/f"
+if [ "$rc" -eq 1 ] && grep -qx "revoke: $tmp/private/f: Permission denied" <<<"$err"; then
+	pass revoke.eacces
+else
+	fail revoke.eacces "exit $rc; stderr: $err"
+fi
+
+# Its own file, held by its own process: works without privilege.
+own=$tmp/own
+echo o >"$own"
+chown 65534:65534 "$own"
+setpriv --reuid 65534 --regid 65534 --clear-groups sleep 60 <"$own" &
+po=$!
+holders+=("$po")
+if wait_holder "$po" 0 "$own"; then
+	run nobody "$R" "$own"
+	if [ "$rc" -eq 0 ] && ! points_at "$po" 0 "$own" && allocated "$po" 0 && alive "$po"; then
+		pass revoke.unprivileged-own
+	else
+		fail revoke.unprivileged-own "exit $rc; stdout: $out; stderr: $err"
+	fi
+else
+	fail revoke.unprivileged-own "the holder process did not start"
+fi
+exit 0

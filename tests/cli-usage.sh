@@ -1,0 +1,150 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The revoke command: usage errors (exit 2), --help/--version, lookup errors
+# and write errors (exit 1). Needs no holder process.
+# Run by tests/run-tests with REVOKE_BUILDDIR set; prints one PASS/FAIL line per check.
+set -u
+export LC_ALL=C
+R=${REVOKE_BUILDDIR:?REVOKE_BUILDDIR is not set}/tools/revoke
+tmp=$(mktemp -d) || exit 1
+tmp=$(realpath "$tmp")
+trap 'rm -rf "$tmp"' EXIT
+
+pass() { echo "PASS cli.$1"; }
+fail() { echo "FAIL cli.$1: $2"; }
+# run CMD...: sets rc, out, err
+run() {
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	out=$(cat "$tmp/out")
+	err=$(cat "$tmp/err")
+}
+
+# One failure, not one per check, when the command cannot run at all.
+if ! "$R" --version >/dev/null 2>"$tmp/err"; then
+	fail usage.runs "cannot run $R: $(head -c 300 "$tmp/err")"
+	exit 0
+fi
+
+file=$tmp/file
+echo data >"$file"
+
+# name, regex the message must match, arguments...
+usage_case() {
+	local name=$1 re=$2
+	shift 2
+	run "$R" "$@"
+	if [ "$rc" -ne 2 ]; then
+		fail "usage.$name" "exit $rc, expected 2 (revoke $*; stderr: $err)"
+	elif ! grep -Eq -- "$re" <<<"$err"; then
+		fail "usage.$name" "stderr does not match /$re/: $err"
+	elif [ -n "$out" ]; then
+		fail "usage.$name" "printed on stdout: $out"
+	else
+		pass "usage.$name"
+	fi
+}
+
+usage_case no-path 'no PATH'
+usage_case no-path-list 'no PATH' --list
+usage_case unknown-option "unrecognized option '--frobnicate'" --frobnicate "$file"
+usage_case unknown-short "invalid option -- 'Z'" -Z "$file"
+usage_case timeout-missing "requires an argument -- 't'" "$file" -t
+usage_case timeout-word "invalid timeout 'abc'" -t abc "$file"
+usage_case timeout-zero "invalid timeout '0'" -t 0 "$file"
+usage_case timeout-negative "invalid timeout '-1'" -t -1 "$file"
+usage_case timeout-exponent "invalid timeout '1e3'" --timeout 1e3 "$file"
+usage_case timeout-inf "invalid timeout 'inf'" --timeout=inf "$file"
+usage_case timeout-huge "invalid timeout '99999999'" -t 99999999 "$file"
+usage_case timeout-trailing "invalid timeout '5s'" -t 5s "$file"
+usage_case column-unknown 'unknown column: BOGUS' -o PID,BOGUS "$file"
+usage_case column-unknown-plus 'unknown column: nope' -o +nope "$file"
+usage_case column-empty 'empty column name' -o PID,,FD "$file"
+usage_case engine-unknown "unknown engine 'magic'" --engine magic "$file"
+usage_case discovery-unknown "unknown discovery 'x'" --discovery x "$file"
+usage_case json-raw '--json cannot be combined with --raw' --json --raw "$file"
+usage_case json-output '--json cannot be combined with --output' -J -o PID "$file"
+usage_case json-quiet '--json cannot be combined with --quiet' -J -q "$file"
+
+# --help and --version
+run "$R" --help
+if [ "$rc" -eq 0 ] && grep -q '^ revoke \[options\] <path>' <<<"$out" && grep -q -- '--best-effort' <<<"$out" &&
+	grep -q 'Available output columns' <<<"$out" && [ -z "$err" ]; then
+	pass help
+else
+	fail help "exit $rc; stdout: $(head -3 <<<"$out"); stderr: $err"
+fi
+
+run "$R" -h
+[ "$rc" -eq 0 ] && grep -q -- '--list' <<<"$out" && pass help-short || fail help-short "exit $rc"
+
+run "$R" --version
+if [ "$rc" -eq 0 ] && grep -Eq '^revoke from librevoke [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out"; then
+	pass version
+else
+	fail version "exit $rc; stdout: $out; stderr: $err"
+fi
+
+# Lookup errors: exit 1, the message names the path and the reason.
+run "$R" "$tmp/missing"
+if [ "$rc" -eq 1 ] && grep -qx "revoke: $tmp/missing: No such file or directory" <<<"$err"; then
+	pass enoent
+else
+	fail enoent "exit $rc; stderr: $err"
+fi
+
+run "$R" --list "$tmp/missing"
+[ "$rc" -eq 1 ] && grep -q "$tmp/missing: No such file or directory" <<<"$err" && pass enoent-list ||
+	fail enoent-list "exit $rc; stderr: $err"
+
+# Several paths, one missing: the culprit is named, the others are not.
+run "$R" "$file" "$tmp/missing" "$file"
+if [ "$rc" -eq 1 ] && grep -qx "revoke: $tmp/missing: No such file or directory" <<<"$err" &&
+	! grep -q "$file:" <<<"$err"; then
+	pass enoent-among-several
+else
+	fail enoent-among-several "exit $rc; stderr: $err"
+fi
+
+run "$R" "$file/sub"
+[ "$rc" -eq 1 ] && grep -q "$file/sub: Not a directory" <<<"$err" && pass enotdir ||
+	fail enotdir "exit $rc; stderr: $err"
+
+ln -s loop1 "$tmp/loop2"
+ln -s loop2 "$tmp/loop1"
+run "$R" "$tmp/loop1"
+[ "$rc" -eq 1 ] && grep -q "$tmp/loop1: Too many levels of symbolic links" <<<"$err" && pass eloop ||
+	fail eloop "exit $rc; stderr: $err"
+
+long=$tmp/$(printf 'x%.0s' $(seq 1 300))
+run "$R" "$long"
+[ "$rc" -eq 1 ] && grep -q "File name too long" <<<"$err" && pass enametoolong ||
+	fail enametoolong "exit $rc; stderr: $err"
+
+# A file nobody holds: revoking it succeeds and changes nothing.
+run "$R" "$file"
+[ "$rc" -eq 0 ] && [ -z "$err" ] && pass no-holders || fail no-holders "exit $rc; stderr: $err"
+
+run "$R" -l -t 0.5 "$file"
+[ "$rc" -eq 0 ] && [ -z "$err" ] && pass timeout-decimal || fail timeout-decimal "exit $rc; stderr: $err"
+
+# Write errors are errors.
+# With no holder the table is empty; --json always writes the report.
+"$R" --list --json "$file" >/dev/full 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "write error: No space left on device" "$tmp/err"; then
+	pass write-error-json
+else
+	fail write-error-json "exit $rc; stderr: $(cat "$tmp/err")"
+fi
+
+"$R" --help >/dev/full 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "write error" "$tmp/err" && pass write-error-help ||
+	fail write-error-help "exit $rc; stderr: $(cat "$tmp/err")"
+
+"$R" --version >/dev/full 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "write error" "$tmp/err" && pass write-error-version ||
+	fail write-error-version "exit $rc; stderr: $(cat "$tmp/err")"
+exit 0
