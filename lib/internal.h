@@ -59,10 +59,20 @@ struct rv_holders {
 	size_t n, cap;
 };
 
+/*
+ * rv_scan_opts.flags bit (beside REVOKE_DISCOVERY_*): the /proc scanner
+ * leaves fd_flags, open_flags and offset of FD refs at 0 instead of reading
+ * /proc/PID/fdinfo/N for each matching fd (which costs three syscalls per
+ * fd, more than the scan itself when every fd matches). For callers that
+ * rescan holders with rv_scan_pid before using those fields; rv_scan_pid
+ * ignores it.
+ */
+#define RV_SCAN_NO_FDINFO (1u << 31)
+
 struct rv_scan_opts {
 	const char *proc_root;    /* "/proc" unless testing against a saved tree */
 	uint64_t deadline_ns;     /* CLOCK_MONOTONIC; 0 = none */
-	unsigned int flags;       /* REVOKE_DISCOVERY_* */
+	unsigned int flags;       /* REVOKE_DISCOVERY_*, RV_SCAN_NO_FDINFO */
 	const int *ignore_fds;    /* the caller's own fds to leave out (library internals) */
 	size_t nignore_fds;
 };
@@ -83,6 +93,9 @@ int rv_scan_pid(const struct rv_target *targets, size_t ntargets, const struct r
 /* The /proc scanner and the BPF scanner, behind rv_scan. */
 int rv_scan_proc(const struct rv_target *targets, size_t ntargets, const struct rv_scan_opts *opts,
 		 struct rv_holders *ret);
+/* rv_scan_pid through /proc (scan.c); what rv_scan_pid does, whatever discovery is used. */
+int rv_scan_proc_pid(const struct rv_target *targets, size_t ntargets,
+		     const struct rv_scan_opts *opts, struct rv_holder *h);
 /* -EOPNOTSUPP/-EPERM/-ENOSYS when BPF cannot be used here. */
 int rv_scan_bpf(const struct rv_target *targets, size_t ntargets, const struct rv_scan_opts *opts,
 		struct rv_holders *ret);
@@ -100,6 +113,8 @@ struct rv_proc_stat {
 	char comm[64];
 	char state;
 	pid_t ppid;
+	unsigned int flags; /* field 9: PF_* (PF_KTHREAD 0x00200000) */
+	int num_threads;    /* field 20 */
 };
 /* Parses /proc/PID/stat text; comm may contain ')' and spaces. */
 int rv_parse_stat(const char *text, struct rv_proc_stat *ret);
@@ -123,6 +138,12 @@ struct rv_fdinfo {
 	int user_files; /* io_uring: "UserFiles:", -1 if absent */
 };
 int rv_parse_fdinfo(const char *text, struct rv_fdinfo *ret);
+/*
+ * Iterates the names listed under "UserFiles:" in an io_uring fdinfo (full
+ * paths since Linux 6.x, bare dentry names before). *CURSOR starts NULL.
+ * Returns 0 with NAME (unescaped) filled, 1 at the end, -ENAMETOOLONG.
+ */
+int rv_fdinfo_next_user_file(const char *text, const char **cursor, char *name, size_t size);
 
 struct rv_maps_entry {
 	uint64_t start, end, offset;
@@ -167,6 +188,10 @@ int rv_tracee_release(struct rv_tracee *t);
 
 /* Time this tracee has been stopped so far. */
 uint64_t rv_tracee_stopped_ns(const struct rv_tracee *t);
+
+/* The thread that runs the injected syscalls: /proc/PID/task/TID/fd shows
+ * the descriptor table also when the leader is a zombie (/proc/PID/fd not). */
+pid_t rv_tracee_tid(const struct rv_tracee *t);
 
 /* ---- cutting (cut.c) -------------------------------------------------- */
 

@@ -33,6 +33,9 @@ bool rv_arch_is_native(const struct rv_regs *r);
  * kernel's restart logic off for it. */
 void rv_arch_prepare_syscall(struct rv_regs *r, uint64_t ip, long nr, const long args[6]);
 long rv_arch_syscall_result(const struct rv_regs *r);
+/* Mark R as not inside a syscall, so that the kernel's restart logic leaves
+ * it alone when the thread goes on from a stop. */
+void rv_arch_clear_syscall(struct rv_regs *r);
 
 /* The syscall instruction, and where it is relative to the ip of a thread
  * stopped inside a syscall (x86_64: 0f 05 at ip - 2). */

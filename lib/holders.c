@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The holder and reference lists the scanners fill. Pointers returned by
+ * rv_holders_add() and rv_holder_add_ref() stay valid only until the next
+ * addition to the same list (the arrays grow with realloc).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 8;
+	if (ncap < *cap || ncap > SIZE_MAX / elem)
+		return -ENOMEM;
+	p = realloc(*v, ncap * elem);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = ncap;
+	return 0;
+}
+
+struct revoke_ref *rv_holder_add_ref(struct rv_holder *h)
+{
+	struct revoke_ref *ref;
+	void *v = h->pub.refs;
+
+	if (grow(&v, &h->refs_cap, h->pub.nrefs, sizeof(*ref)) < 0)
+		return NULL;
+	h->pub.refs = v;
+	ref = &h->pub.refs[h->pub.nrefs++];
+	*ref = (struct revoke_ref){.fd = -1};
+	return ref;
+}
+
+struct rv_holder *rv_holders_add(struct rv_holders *hs, pid_t pid)
+{
+	struct rv_holder *h;
+	void *v = hs->v;
+
+	if (grow(&v, &hs->cap, hs->n, sizeof(*h)) < 0)
+		return NULL;
+	hs->v = v;
+	h = &hs->v[hs->n++];
+	*h = (struct rv_holder){.pidfd = -1};
+	h->pub.pid = pid;
+	return h;
+}
+
+struct rv_holder *rv_holders_find(struct rv_holders *hs, pid_t pid)
+{
+	for (size_t i = 0; i < hs->n; i++)
+		if (hs->v[i].pub.pid == pid)
+			return &hs->v[i];
+	return NULL;
+}
+
+/*
+ * Releases what the holder owns (its refs and its pidfd) and leaves it with
+ * no refs and pidfd -1; pid, comm and the other fields stay, so that a
+ * report can still name a process that went away. The engine's tracee is
+ * not ours to free.
+ */
+void rv_holder_clear(struct rv_holder *h)
+{
+	free(h->pub.refs);
+	h->pub.refs = NULL;
+	h->pub.nrefs = 0;
+	h->refs_cap = 0;
+	h->pidfd = safe_close(h->pidfd);
+}
+
+void rv_holders_free(struct rv_holders *hs)
+{
+	for (size_t i = 0; i < hs->n; i++)
+		rv_holder_clear(&hs->v[i]);
+	free(hs->v);
+	*hs = (struct rv_holders){0};
+}

@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Stopping every thread of a process with ptrace and letting it go again
+ * (inject.c runs syscalls in it meanwhile). See ../shared/notes/injection.md.
+ */
+#include <dirent.h>
+#include <sched.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "tracee.h"
+
+#define PF_EXITING   0x00000004u
+#define PF_IO_WORKER 0x00000010u
+#define PF_KTHREAD   0x00200000u
+
+/* Re-listing /proc/PID/task stops when a round finds no new thread; a
+ * process spawning threads faster than we stop them gives up here. */
+#define MAX_ROUNDS     64
+#define MAX_ANCESTORS  256
+#define RESTOP_WAIT_NS (100 * 1000000ull)
+
+/* Threads seized but never stopped (D state after the interrupt): only the
+ * thread that seized them may detach them, so the list is per thread. */
+static __thread pid_t orphans[32];
+static __thread size_t norphans;
+
+static void reap_orphans(void)
+{
+	for (size_t i = 0; i < norphans;) {
+		int status;
+		pid_t p = waitpid(orphans[i], &status, __WALL | WNOHANG);
+
+		if (p == 0 && ptrace(PTRACE_DETACH, orphans[i], NULL, NULL) < 0) {
+			i++;
+			continue;
+		}
+		if (p > 0 && WIFSTOPPED(status)) {
+			/* A signal on its way in goes on with it, not dropped. */
+			long sig = status >> 16 == 0 && WSTOPSIG(status) != (SIGTRAP | 0x80)
+				       ? WSTOPSIG(status)
+				       : 0;
+			ptrace(PTRACE_DETACH, orphans[i], NULL, (void *)sig);
+		}
+		orphans[i] = orphans[--norphans];
+	}
+}
+
+static void add_orphan(pid_t tid)
+{
+	if (norphans < ARRAY_SIZE(orphans))
+		orphans[norphans++] = tid;
+}
+
+/* Polls without a busy core: a few yields (the tracee usually stops within
+ * microseconds), then sleeps doubling up to 1 ms, never past DEADLINE.
+ * Returns false when the deadline has passed. */
+bool rv_ptrace_backoff(unsigned int *n, uint64_t deadline)
+{
+	uint64_t now = rv_now_ns(), ns;
+
+	if (now >= deadline)
+		return false;
+	if ((*n)++ < 16) {
+		sched_yield();
+		return true;
+	}
+	ns = 10000ull << (*n - 16 < 7 ? *n - 16 : 7);
+	if (ns > deadline - now)
+		ns = deadline - now;
+	nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = (long)ns}, NULL);
+	return true;
+}
+
+int rv_ptrace_wait(pid_t tid, uint64_t deadline, int *ret_status)
+{
+	unsigned int n = 0;
+
+	for (;;) {
+		int status;
+		pid_t p = waitpid(tid, &status, __WALL | WNOHANG);
+
+		if (p == tid) {
+			*ret_status = status;
+			return 1;
+		}
+		if (p < 0 && errno != EINTR)
+			return negative_errno();
+		if (!rv_ptrace_backoff(&n, deadline))
+			return 0;
+	}
+}
+
+static ssize_t read_text(const char *path, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t l;
+
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	l = read(fd, buf, size - 1);
+	if (l < 0)
+		return negative_errno();
+	buf[l] = '\0';
+	return l;
+}
+
+static int read_status(pid_t pid, pid_t tid, struct rv_proc_status *ret)
+{
+	char path[64], buf[4096];
+	ssize_t l;
+
+	if (tid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	l = read_text(path, buf, sizeof(buf));
+	if (l < 0)
+		return (int)l;
+	return rv_parse_status(buf, ret);
+}
+
+/* The kernel's PF_* flags of a thread (field 9 of stat, after the comm). */
+static int read_pf_flags(pid_t pid, pid_t tid, unsigned long *ret)
+{
+	char path[64], buf[1024], *p, *end;
+	unsigned long v;
+	ssize_t l;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	l = read_text(path, buf, sizeof(buf));
+	if (l < 0)
+		return (int)l;
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	for (int field = 2; field < 9; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -EINVAL;
+	}
+	errno = 0;
+	v = strtoul(p + 1, &end, 10);
+	if (errno || end == p + 1 || *end != ' ')
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* Stopping a tracer of ours (or of an ancestor, which then waits on it
+ * while we wait on the ancestor) would hang both. 1 if PID is one. */
+static int traces_us(pid_t pid)
+{
+	char path[64] = "/proc/thread-self/status", buf[4096];
+
+	for (int depth = 0; depth < MAX_ANCESTORS; depth++) {
+		struct rv_proc_status st, tst;
+		const char *p;
+		char *nl;
+		int ppid;
+
+		if (read_text(path, buf, sizeof(buf)) < 0 || rv_parse_status(buf, &st) < 0)
+			return 0; /* an ancestor vanished: nothing left to check above it */
+		if (st.tracer > 0 && read_status(st.tracer, 0, &tst) == 0 && tst.tgid == pid)
+			return 1;
+		/* PPid: from the same text, one read per ancestor. */
+		p = strstr(buf, "\nPPid:");
+		if (!p)
+			return 0;
+		p += strlen("\nPPid:");
+		p += strspn(p, " \t");
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		if (rv_parse_int(p, &ppid) < 0 || ppid <= 0)
+			return 0;
+		snprintf(path, sizeof(path), "/proc/%d/status", ppid);
+	}
+	return 0;
+}
+
+static struct rv_thread *find_thread(struct rv_tracee *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->threads[i].tid == tid)
+			return &t->threads[i];
+	return NULL;
+}
+
+static int add_thread(struct rv_tracee *t, pid_t tid)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 8;
+		struct rv_thread *v = realloc(t->threads, cap * sizeof(*v));
+		ptrdiff_t inj = t->inj ? t->inj - t->threads : -1;
+
+		if (!v)
+			return -ENOMEM;
+		t->threads = v;
+		t->cap = cap;
+		if (inj >= 0)
+			t->inj = &v[inj];
+	}
+	t->threads[t->n++] = (struct rv_thread){.tid = tid};
+	return 0;
+}
+
+/* Seize and interrupt every thread of the task list not seized yet. */
+static int seize_new(struct rv_tracee *t, char reason[128], bool *ret_new)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", t->pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	*ret_new = false;
+	while ((de = readdir(d))) {
+		struct rv_proc_status st;
+		unsigned long pf;
+		unsigned int n = 0;
+		long opts = PTRACE_O_TRACESYSGOOD;
+		int tid;
+
+		if (rv_parse_int(de->d_name, &tid) < 0 || find_thread(t, tid))
+			continue;
+		for (;;) {
+			r = read_status(t->pid, tid, &st);
+			if (r < 0 || st.state != 'D')
+				break;
+			/* Uninterruptible (a vfork parent, I/O): PTRACE_INTERRUPT
+			 * would not stop it, and a seized thread we cannot wait
+			 * for we cannot detach either. Wait for it unseized. */
+			if (!rv_ptrace_backoff(&n, t->deadline_ns)) {
+				snprintf(reason, 128, "thread %d would not stop (state %c)", tid,
+					 st.state);
+				r = -ETIMEDOUT;
+				goto out;
+			}
+		}
+		if (r == -ESRCH)
+			continue;
+		if (r < 0)
+			goto out;
+		if (st.state == 'Z' || st.state == 'X')
+			continue; /* a zombie leader: its live threads carry the process */
+		if (st.tracer != 0) {
+			snprintf(reason, 128, "already traced by pid %d", st.tracer);
+			r = -EPERM;
+			goto out;
+		}
+		r = read_pf_flags(t->pid, tid, &pf);
+		if (r == -ESRCH)
+			continue;
+		if (r < 0)
+			goto out;
+		/* io_uring workers never return to user space; exiting threads
+		 * cannot be seized. */
+		if (pf & (PF_IO_WORKER | PF_KTHREAD | PF_EXITING))
+			continue;
+		/* Seccomp filters apply to injected syscalls (a RET_KILL on
+		 * dup3 would kill the holder): suspend them, or refuse. */
+		if (st.seccomp != 0)
+			opts |= PTRACE_O_SUSPEND_SECCOMP;
+		if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)opts) < 0) {
+			if (errno == ESRCH)
+				continue;
+			r = negative_errno();
+			if (r == -EPERM && read_status(t->pid, tid, &st) == 0 && st.tracer != 0)
+				snprintf(reason, 128, "already traced by pid %d", st.tracer);
+			else if (r == -EPERM && (opts & PTRACE_O_SUSPEND_SECCOMP))
+				snprintf(
+				    reason, 128,
+				    "under a seccomp filter; suspending it needs CAP_SYS_ADMIN");
+			else if (r == -EINVAL && (opts & PTRACE_O_SUSPEND_SECCOMP))
+				snprintf(reason, 128,
+					 "under a seccomp filter; kernel cannot suspend it");
+			else
+				snprintf(reason, 128, "cannot trace thread %d: %s", tid,
+					 strerror(-r));
+			if (r == -EINVAL)
+				r = -EPERM;
+			goto out;
+		}
+		r = add_thread(t, tid);
+		if (r < 0) {
+			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+			add_orphan(tid); /* detached by the next call once it stops */
+			snprintf(reason, 128, "out of memory");
+			goto out;
+		}
+		if (t->stop_start_ns == 0)
+			t->stop_start_ns = rv_now_ns();
+		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
+			t->threads[t->n - 1].gone = true; /* died between seize and interrupt */
+		*ret_new = true;
+	}
+	r = 0;
+out:
+	closedir(d);
+	return r;
+}
+
+/* Wait until every seized thread reported its stop (or is gone). */
+static int wait_stopped(struct rv_tracee *t, char reason[128])
+{
+	uint64_t deadline = rv_stop_deadline(t->deadline_ns);
+	unsigned int n = 0;
+
+	for (;;) {
+		struct rv_thread *late = NULL;
+
+		for (size_t i = 0; i < t->n; i++) {
+			struct rv_thread *th = &t->threads[i];
+			int status;
+			pid_t p;
+
+			if (th->stopped || th->gone)
+				continue;
+			p = waitpid(th->tid, &status, __WALL | WNOHANG);
+			if (p < 0 && errno == ECHILD) {
+				th->gone = true;
+				continue;
+			}
+			if (p <= 0) {
+				late = th;
+				continue;
+			}
+			if (WIFEXITED(status) || WIFSIGNALED(status))
+				th->gone = true;
+			else if (WIFSTOPPED(status) && status >> 16 == PTRACE_EVENT_STOP) {
+				if (rv_is_stop_sig(WSTOPSIG(status)))
+					t->group_stopped = true;
+				/* Also a group-stop (SIGSTOP): the kernel reinstates it
+				 * when we detach. */
+				th->stopped = true;
+			} else if (WIFSTOPPED(status) && status >> 16 == 0 &&
+				   WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+				/* A signal on its way in before our interrupt: give
+				 * it back; the interrupt stop follows. */
+				ptrace(PTRACE_CONT, th->tid, NULL, (void *)(long)WSTOPSIG(status));
+				late = th;
+			} else {
+				ptrace(PTRACE_CONT, th->tid, NULL, NULL);
+				late = th;
+			}
+		}
+		if (!late)
+			return 0;
+		if (!rv_ptrace_backoff(&n, deadline)) {
+			struct rv_proc_status st = {.state = '?'};
+
+			read_status(t->pid, late->tid, &st);
+			snprintf(reason, 128, "thread %d would not stop (state %c)", late->tid,
+				 st.state);
+			return -ETIMEDOUT;
+		}
+	}
+}
+
+static void release_threads(struct rv_tracee *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct rv_thread *th = &t->threads[i];
+
+		if (th->gone)
+			continue;
+		if (ptrace(PTRACE_DETACH, th->tid, NULL, (void *)(long)th->detach_sig) < 0 &&
+		    errno == ESRCH) {
+			/* Not in a ptrace stop (yet): an interrupt is pending. */
+			int status;
+
+			if (waitpid(th->tid, &status, __WALL | WNOHANG) == th->tid &&
+			    WIFSTOPPED(status))
+				ptrace(PTRACE_DETACH, th->tid, NULL, NULL);
+			else if (kill(th->tid, 0) == 0 || errno != ESRCH)
+				add_orphan(th->tid);
+		}
+	}
+}
+
+static void tracee_free(struct rv_tracee *t)
+{
+	for (size_t i = 0; i < t->nscratch; i++)
+		free(t->scratch[i].saved);
+	free(t->scratch);
+	free(t->threads);
+	free(t);
+}
+
+int rv_tracee_stop(pid_t pid, int pidfd, uint64_t deadline_ns, struct rv_tracee **ret,
+		   char reason[128])
+{
+	struct rv_proc_status st;
+	struct rv_tracee *t;
+	int r;
+
+	reap_orphans();
+	reason[0] = '\0';
+	if (pid <= 0)
+		return -EINVAL;
+	if (pid == getpid()) {
+		snprintf(reason, 128, "is the calling process");
+		return -EPERM;
+	}
+	r = read_status(pid, 0, &st);
+	if (r < 0) {
+		if (r == -ESRCH)
+			snprintf(reason, 128, "exited");
+		return r;
+	}
+	if (st.tgid != pid) {
+		snprintf(reason, 128, "not a process (a thread of %d)", st.tgid);
+		return -ESRCH;
+	}
+	if (st.tracer != 0) {
+		snprintf(reason, 128, "already traced by pid %d", st.tracer);
+		return -EPERM;
+	}
+	if (traces_us(pid)) {
+		snprintf(reason, 128, "traces the caller or one of its ancestors");
+		return -EPERM;
+	}
+	if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
+		snprintf(reason, 128, "exited");
+		return -ESRCH;
+	}
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->pid = pid;
+	t->pidfd = pidfd;
+	t->deadline_ns =
+	    deadline_ns ? deadline_ns : rv_now_ns() + RV_DEFAULT_TIMEOUT_MS * 1000000ull;
+
+	for (int round = 0;; round++) {
+		bool added;
+
+		if (round == MAX_ROUNDS) {
+			snprintf(reason, 128, "keeps creating threads");
+			r = -ETIMEDOUT;
+			goto fail;
+		}
+		r = seize_new(t, reason, &added);
+		if (r < 0)
+			goto fail;
+		r = wait_stopped(t, reason);
+		if (r < 0)
+			goto fail;
+		if (!added)
+			break;
+	}
+
+	/* The process behind the pid may have died and the pid been reused
+	 * before we seized it; the pidfd still names the original. */
+	if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
+		snprintf(reason, 128, "exited (pid reused)");
+		r = -ESRCH;
+		goto fail;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		if (!t->threads[i].gone && (!t->inj || t->threads[i].tid == pid))
+			t->inj = &t->threads[i];
+	if (!t->inj) {
+		snprintf(reason, 128, "exited");
+		r = -ESRCH;
+		goto fail;
+	}
+	r = rv_arch_get_regs(t->inj->tid, &t->saved);
+	if (r < 0) {
+		snprintf(reason, 128, "cannot read registers of thread %d", t->inj->tid);
+		goto fail;
+	}
+	if (!rv_arch_is_native(&t->saved)) {
+		snprintf(reason, 128, "a 32-bit (compat) process");
+		r = -EOPNOTSUPP;
+		goto fail;
+	}
+	t->in_syscall = rv_arch_syscall_nr(&t->saved) >= 0;
+	t->where = AT_SIGNAL_STOP;
+	*ret = t;
+	return 0;
+fail:
+	release_threads(t);
+	tracee_free(t);
+	return r;
+}
+
+uint64_t rv_tracee_stopped_ns(const struct rv_tracee *t)
+{
+	return t && t->stop_start_ns ? rv_now_ns() - t->stop_start_ns : 0;
+}
+
+/* A group-stopped thread we detach goes back to its stop on its own, a
+ * moment later: wait for that, so that the caller sees it stopped as it was
+ * (bounded: a SIGCONT while we held it ends the group-stop instead). */
+static void wait_restopped(struct rv_tracee *t)
+{
+	uint64_t deadline = rv_now_ns() + RESTOP_WAIT_NS;
+
+	for (size_t i = 0; i < t->n; i++) {
+		struct rv_thread *th = &t->threads[i];
+		unsigned int n = 0;
+
+		while (!th->gone) {
+			struct rv_proc_status st;
+
+			if (read_status(t->pid, th->tid, &st) < 0 || st.state == 'T' ||
+			    st.state == 'Z' || st.state == 'X' || !rv_ptrace_backoff(&n, deadline))
+				break;
+		}
+	}
+}
+
+pid_t rv_tracee_tid(const struct rv_tracee *t)
+{
+	return t && t->inj ? t->inj->tid : -1;
+}
+
+int rv_tracee_release(struct rv_tracee *t)
+{
+	int r = 0;
+
+	if (!t)
+		return 0;
+	if (t->inj && !t->inj->gone) {
+		r = rv_tracee_restore(t);
+		if (r < 0 && t->where == RUNNING) {
+			/* Still inside our syscall: we cannot put it back, but we
+			 * must not keep it either. */
+			add_orphan(t->inj->tid);
+			t->inj->gone = true;
+		}
+	}
+	release_threads(t);
+	if (t->group_stopped)
+		wait_restopped(t);
+	tracee_free(t);
+	reap_orphans();
+	return r;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Private to scan.c (reading one process from /proc) and scan_proc.c (the
+ * whole-system scan spread over worker threads).
+ */
+#ifndef REVOKE_SCAN_PROC_H
+#define REVOKE_SCAN_PROC_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "internal.h"
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+struct target_names {
+	char *real;	  /* readlink of the O_PATH descriptor, or NULL */
+	const char *base; /* last component of real (or of the given path) */
+};
+
+struct scan_ctx {
+	const struct rv_target *targets;
+	size_t ntargets;
+	const struct rv_scan_opts *opts;
+	int proc_fd;
+	pid_t self;
+	dev_t anon_dev; /* anon_inodefs, where io_uring rings live */
+	bool have_anon_dev;
+	struct target_names *names;
+	/* map_files is refused without CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE
+	 * (EPERM is global): stop asking once refused. */
+	atomic_int map_files_denied;
+	pid_t *pids;
+	size_t npids;
+	atomic_size_t next;
+	atomic_int error; /* first fatal error, 0 if none */
+};
+
+struct map_key {
+	unsigned int major, minor;
+	uint64_t text_ino;
+	dev_t dev; /* the identity it resolved to */
+	uint64_t ino;
+};
+
+struct scan_worker {
+	struct scan_ctx *ctx;
+	struct rv_holders hs;
+	struct rv_holder tmp; /* the process being scanned */
+	char *buf;
+	size_t bufsize;
+	struct map_key *keys;
+	size_t nkeys, keys_cap;
+	char *peek; /* data buffer for MSG_PEEK, allocated when first needed */
+	pthread_t thread;
+	char dents[16384] __attribute__((aligned(8)));
+};
+
+int rv_proc_ctx_init(struct scan_ctx *ctx, const struct rv_target *targets, size_t ntargets,
+		     const struct rv_scan_opts *opts);
+void rv_proc_ctx_done(struct scan_ctx *ctx);
+int rv_proc_worker_init(struct scan_worker *w, struct scan_ctx *ctx);
+void rv_proc_worker_done(struct scan_worker *w);
+
+/* Reads a whole /proc file into w->buf (NUL-terminated); returns its length. */
+ssize_t rv_proc_read_at(struct scan_worker *w, int dir, const char *name);
+
+/*
+ * Collects the refs of PID into w->tmp (emptied first). Returns 0 (with
+ * *ret_st filled), -ESRCH when the process is gone or holds nothing that can
+ * be looked at (kernel thread, zombie), or -errno. *PIDFD is used, or opened
+ * when needed (in-flight fds), for the caller to keep or close.
+ */
+int rv_proc_scan_one(struct scan_worker *w, pid_t pid, int *pidfd, struct rv_proc_stat *ret_st);
+
+/* Whether the first cheaply checkable ref of w->tmp still holds (pid reuse). */
+bool rv_proc_recheck(struct scan_worker *w, pid_t pid);
+
+/* Sorts w->tmp's refs and moves them into H (replacing H's). */
+void rv_proc_take_refs(struct scan_worker *w, struct rv_holder *h);
+
+int rv_pidfd_open(pid_t pid);
+int rv_pidfd_alive(int pidfd); /* 0, or -ESRCH once the process is gone */
+
+/* Errors of a /proc entry that mean "this process or entry is gone". */
+static inline bool rv_gone_errno(int e)
+{
+	return e == ENOENT || e == ESRCH;
+}
+
+/* Errors that mean "not visible to this caller" (another user's process). */
+static inline bool rv_hidden_errno(int e)
+{
+	return e == EACCES || e == EPERM;
+}
+
+#endif

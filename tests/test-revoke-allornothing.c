@@ -1,0 +1,954 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Conformance, part 2: all or nothing. When one holder cannot be stopped
+ * (already traced, or stuck in an uninterruptible wait) revoke fails with
+ * EBUSY and nobody is touched: every other holder still reads and is neither
+ * stopped nor traced afterwards. With REVOKE_BEST_EFFORT the stoppable
+ * holders are cut and the report says which ones were and which not.
+ * Holders that cannot be stopped exist only for the userspace (ptrace)
+ * engine, so every call here asks for it (the native syscalls stop nobody).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <seccomp.h>
+
+#include "harness.h"
+#include "revoke.h"
+/* ---- small local helpers (each conformance file carries its own copy) ---- */
+
+/* One message between a victim and the test (SOCK_SEQPACKET keeps them whole). */
+struct msg {
+	int64_t v[8];
+};
+#define MSG(...) ((struct msg){{__VA_ARGS__}})
+
+struct victim {
+	pid_t pid;
+	int sock; /* the test's end */
+};
+
+static char tdir[64];	/* the case's scratch directory */
+static char tpath[128]; /* the target file */
+
+static inline int rm_one(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		rmdir(p);
+	else
+		unlink(p);
+	return 0;
+}
+
+/*
+ * Scratch directory removed by a detached helper once every process of the
+ * case is gone: the harness SIGKILLs the case's process group, so a failing
+ * case cannot clean up after itself. The helper leaves that group and waits
+ * for EOF on a pipe whose write end every process of the case holds.
+ */
+static inline void make_scratch(void)
+{
+	int p[2];
+	pid_t pid;
+
+	snprintf(tdir, sizeof(tdir), "/tmp/revoke-conf2-XXXXXX");
+	CHECK(mkdtemp(tdir), "mkdtemp: %s", strerror(errno));
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		char c;
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		setpgid(0, 0);
+		alarm(900);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		dup2(p[0], 3);
+		close_range(4, ~0U, 0);
+		while (read(3, &c, 1) < 0 && errno == EINTR)
+			;
+		nftw(tdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		_exit(0);
+	}
+	setpgid(pid, pid); /* also here: the case may end before the helper runs */
+	close(p[0]);
+	/* p[1] stays open (close-on-exec) until the case exits. */
+	snprintf(tpath, sizeof(tpath), "%s/target", tdir);
+}
+
+static inline void make_file(const char *path, const char *content, size_t size)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	CHECK(fd >= 0, "create %s: %s", path, strerror(errno));
+	CHECK(write(fd, content, strlen(content)) == (ssize_t)strlen(content), "write: %s",
+	      strerror(errno));
+	if (size)
+		CHECK(ftruncate(fd, size) == 0, "ftruncate: %s", strerror(errno));
+	close(fd);
+}
+
+static inline void send_msg(int sock, struct msg m)
+{
+	while (send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+/* Receive one message within TIMEOUT_MS: 0, -ETIMEDOUT, -EPIPE (peer gone) or -errno. */
+static inline int recv_msg_timeout(int sock, struct msg *m, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = sock, .events = POLLIN};
+	ssize_t n;
+	int r;
+
+	do
+		r = poll(&pfd, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -ETIMEDOUT;
+	do
+		n = recv(sock, m, sizeof(*m), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n != sizeof(*m))
+		return -EPIPE;
+	return 0;
+}
+
+static inline char proc_state(pid_t pid);
+static inline long proc_status_field(pid_t pid, const char *key);
+
+static inline struct msg recv_msg(const struct victim *v)
+{
+	struct msg m;
+	int r = recv_msg_timeout(v->sock, &m, 15000);
+
+	CHECK(r == 0, "no message from victim %d (state %c, TracerPid %ld): %s", (int)v->pid,
+	      proc_state(v->pid), proc_status_field(v->pid, "TracerPid"), strerror(-r));
+	return m;
+}
+
+/* Victim side: wait for the next command (or die with the test). */
+static inline struct msg victim_recv(int sock)
+{
+	struct msg m;
+	int r = recv_msg_timeout(sock, &m, -1);
+
+	if (r < 0)
+		_exit(3);
+	return m;
+}
+
+/* Fork a victim running FN(sock); it dies with the test (PR_SET_PDEATHSIG). */
+static inline struct victim spawn(void (*fn)(int sock))
+{
+	pid_t parent = getpid(), pid;
+	int sv[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0, "socketpair: %s",
+	      strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		close(sv[0]);
+		fn(sv[1]);
+		_exit(0);
+	}
+	close(sv[1]);
+	return (struct victim){.pid = pid, .sock = sv[0]};
+}
+
+/* Read a small /proc file into BUF; 0 or -errno. */
+static inline int read_proc(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return 0;
+}
+
+/* The state letter of /proc/PID/stat (after the last ')'), or 0. */
+static inline char proc_state(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+/* A "Key:" field of /proc/PID/status as a number, or -1. */
+static inline long proc_status_field(pid_t pid, const char *key)
+{
+	char path[64], buf[4096], *p;
+	size_t klen = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, key, klen) == 0 && p[klen] == ':')
+			return strtol(p + klen + 1, NULL, 10);
+	return -1;
+}
+
+/* Whether fd FD of PID refers to the file ST describes. */
+static inline bool proc_fd_is(pid_t pid, int fd, const struct stat *st)
+{
+	char path[64];
+	struct stat s;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	if (stat(path, &s) < 0)
+		return false;
+	return s.st_dev == st->st_dev && s.st_ino == st->st_ino;
+}
+
+static inline void msleep(unsigned int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The state letter of thread TID of PID. */
+static inline char task_state(pid_t pid, pid_t tid)
+{
+	char path[80], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Wait (up to 5 s) until thread TID of PID sleeps in syscall NR or ALT (-1: none). */
+static inline bool wait_in_syscall(pid_t pid, pid_t tid, long nr, long alt)
+{
+	char path[80], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	for (int i = 0; i < 500; i++) {
+		if (read_proc(path, buf, sizeof(buf)) == 0 && buf[0] >= '0' && buf[0] <= '9') {
+			long n = strtol(buf, NULL, 10);
+			char st = task_state(pid, tid);
+			if ((n == nr || n == alt) && (st == 'S' || st == 'D'))
+				return true;
+		}
+		msleep(10);
+	}
+	return false;
+}
+
+/* ---- a plain holder: opens the target and answers commands ---- */
+enum { CMD_READ = 1, CMD_QUIT, CMD_GO };
+
+static inline void holder_loop(int sock, int fd)
+{
+	for (int i = 0; i < 10000; i++) {
+		struct msg m = victim_recv(sock);
+		char b[8] = {0};
+		ssize_t r;
+
+		if (m.v[0] == CMD_QUIT)
+			_exit(0);
+		if (m.v[0] != CMD_READ)
+			continue;
+		errno = 0;
+		r = pread(fd, b, 5, 0);
+		send_msg(sock, MSG(r, r < 0 ? errno : 0, b[0]));
+	}
+	_exit(4);
+}
+
+static inline void holder_main(int sock)
+{
+	int fd = open(tpath, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid(), fd));
+	holder_loop(sock, fd);
+}
+
+/* Ask a holder to pread its descriptor: v[0] result, v[1] errno, v[2] first byte. */
+static inline struct msg ask_read(const struct victim *v)
+{
+	send_msg(v->sock, MSG(CMD_READ));
+	return recv_msg(v);
+}
+
+/* Check that holder V still reads the target's first bytes ("hello"). */
+#define CHECK_READS(vic)                                                                           \
+	do {                                                                                       \
+		struct msg m_ = ask_read(vic);                                                     \
+		CHECK(m_.v[0] == 5 && m_.v[2] == 'h',                                              \
+		      "holder %d: read gave %lld (%s), not 5 bytes", (int)(vic)->pid,              \
+		      (long long)m_.v[0], strerror((int)m_.v[1]));                                 \
+	} while (0)
+
+/* Check that holder V's descriptor was cut: pread fails with EBADF. */
+#define CHECK_CUT(vic)                                                                             \
+	do {                                                                                       \
+		struct msg m_ = ask_read(vic);                                                     \
+		CHECK(m_.v[0] == -1 && m_.v[1] == EBADF,                                           \
+		      "holder %d: read gave %lld (%s), expected EBADF", (int)(vic)->pid,           \
+		      (long long)m_.v[0], strerror((int)m_.v[1]));                                 \
+	} while (0)
+
+static inline const struct revoke_holder *find_holder(const struct revoke_report *rep, pid_t pid)
+{
+	for (size_t i = 0; rep && i < rep->nholders; i++)
+		if (rep->holders[i].pid == pid)
+			return &rep->holders[i];
+	return NULL;
+}
+
+static inline const struct revoke_ref *find_ref(const struct revoke_holder *h, int type)
+{
+	for (size_t i = 0; h && i < h->nrefs; i++)
+		if (h->refs[i].type == type)
+			return &h->refs[i];
+	return NULL;
+}
+
+/*
+ * Whether victim V is (back) in its job-control stop: state T within 1 s (a
+ * detach wakes a group-stopped task, which re-enters the stop before it runs
+ * any user code), and MSG sent to it stays unanswered for 300 ms. The caller
+ * sends SIGCONT afterwards and then receives the answer.
+ */
+static inline bool stays_stopped(const struct victim *v, struct msg msg, char *ret_state)
+{
+	struct msg m;
+	int i;
+
+	for (i = 0; i < 100 && proc_state(v->pid) != 'T'; i++)
+		msleep(10);
+	*ret_state = proc_state(v->pid);
+	if (*ret_state != 'T')
+		return false;
+	send_msg(v->sock, msg);
+	if (recv_msg_timeout(v->sock, &m, 300) != -ETIMEDOUT) {
+		*ret_state = '!';
+		return false;
+	}
+	*ret_state = proc_state(v->pid);
+	return *ret_state == 'T';
+}
+
+/* revoke(PATH) through revoke_ex, so that a failure says which holder refused and why. */
+static inline int revoke_explained(const char *path)
+{
+	struct revoke_report *rep = NULL;
+	int r, e;
+
+	r = revoke_ex(&path, 1, NULL, &rep);
+	e = errno;
+	for (size_t i = 0; r < 0 && rep && i < rep->nholders; i++) {
+		const struct revoke_holder *h = &rep->holders[i];
+
+		fprintf(stderr, "  holder %d (%s): %s, error %d %s\n", (int)h->pid, h->comm,
+			revoke_state_name(h->state), h->error, h->reason);
+		for (size_t j = 0; j < h->nrefs; j++)
+			fprintf(stderr, "    %s %d: %s, error %d\n",
+				revoke_ref_type_name(h->refs[j].type), h->refs[j].fd,
+				revoke_state_name(h->refs[j].state), h->refs[j].error);
+	}
+	revoke_report_free(rep);
+	errno = e;
+	return r;
+}
+
+/* ---- a tracer of our own: a child that PTRACE_SEIZEs a victim and waits ---- */
+
+static pid_t g_trace_pid;
+
+static void v_tracer(int sock)
+{
+	long r = ptrace(PTRACE_SEIZE, g_trace_pid, 0, 0);
+
+	send_msg(sock, MSG(r, r < 0 ? errno : 0));
+	victim_recv(sock);
+}
+
+static struct victim trace(pid_t pid)
+{
+	struct victim t;
+	struct msg m;
+
+	g_trace_pid = pid;
+	t = spawn(v_tracer);
+	m = recv_msg(&t);
+	CHECK(m.v[0] == 0, "PTRACE_SEIZE of victim %d: %s", (int)pid, strerror((int)m.v[1]));
+	CHECK(proc_status_field(pid, "TracerPid") == t.pid, "victim %d not traced by %d", (int)pid,
+	      (int)t.pid);
+	return t;
+}
+
+/* ---- a holder that cannot be stopped: a vfork parent whose child sleeps ---- */
+
+static void v_vfork_parent(int sock)
+{
+	int fd = open(tpath, O_RDWR | O_CLOEXEC);
+	pid_t pid;
+
+	if (fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid(), fd));
+	pid = vfork();
+	if (pid == 0) {
+		/* Only raw syscalls here: the child runs on the parent's stack. It drops
+		 * its copy of the target so that it is no holder itself. */
+		struct timespec ts = {.tv_sec = 20, .tv_nsec = 0};
+
+		syscall(SYS_close, fd);
+		syscall(SYS_nanosleep, &ts, NULL);
+		syscall(SYS_exit, 0);
+	}
+	victim_recv(sock);
+}
+
+static struct victim spawn_vfork_parent(int *ret_fd)
+{
+	struct victim v = spawn(v_vfork_parent);
+	int i;
+
+	*ret_fd = (int)recv_msg(&v).v[1];
+	for (i = 0; i < 500 && proc_state(v.pid) != 'D'; i++)
+		msleep(10);
+	CHECK(proc_state(v.pid) == 'D',
+	      "vfork parent %d not in its uninterruptible wait (state %c)", (int)v.pid,
+	      proc_state(v.pid));
+	return v;
+}
+
+/* Every holder of the report that is not PID: refs not cut. */
+static void check_holder_untouched(const struct revoke_report *rep, const struct victim *v)
+{
+	const struct revoke_holder *h = find_holder(rep, v->pid);
+	char s;
+
+	CHECK(h, "holder %d missing from the report", (int)v->pid);
+	for (size_t i = 0; i < h->nrefs; i++)
+		CHECK(h->refs[i].state != REVOKE_STATE_CUT, "holder %d ref %zu reported cut",
+		      (int)v->pid, i);
+	s = proc_state(v->pid);
+	CHECK(s != 't' && s != 'T', "holder %d left stopped (state %c)", (int)v->pid, s);
+	CHECK(proc_status_field(v->pid, "TracerPid") == 0, "holder %d left traced by %ld",
+	      (int)v->pid, proc_status_field(v->pid, "TracerPid"));
+	CHECK_READS(v);
+}
+
+static int revoke_with(unsigned int flags, int timeout_ms, struct revoke_report **rep)
+{
+	const char *paths[] = {tpath};
+	struct revoke_opts o = {.sz = sizeof(o),
+				.flags = flags | REVOKE_ENGINE_USERSPACE,
+				.timeout_ms = timeout_ms,
+				.keep_fd = -1};
+
+	return revoke_ex(paths, 1, &o, rep);
+}
+
+static void check_holder_cut(const struct revoke_report *rep, const struct victim *v)
+{
+	const struct revoke_holder *h = find_holder(rep, v->pid);
+
+	CHECK(h, "holder %d missing from the report", (int)v->pid);
+	CHECK(h->state == REVOKE_STATE_CUT,
+	      "holder %d state %s, not cut (error %d \"%s\", ref error %d)", (int)v->pid,
+	      revoke_state_name(h->state), h->error, h->reason, h->nrefs ? h->refs[0].error : 0);
+	CHECK(h->nrefs >= 1, "holder %d has no refs", (int)v->pid);
+	for (size_t i = 0; i < h->nrefs; i++)
+		CHECK(h->refs[i].state == REVOKE_STATE_CUT, "holder %d ref %zu state %s",
+		      (int)v->pid, i, revoke_state_name(h->refs[i].state));
+	CHECK(proc_status_field(v->pid, "TracerPid") == 0, "holder %d left traced", (int)v->pid);
+	CHECK_CUT(v);
+}
+
+static void t_traced_holder_ebusy(void)
+{
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
+	struct victim a, b;
+	int r, e;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	a = spawn(holder_main);
+	recv_msg(&a);
+	b = spawn(holder_main);
+	recv_msg(&b);
+	trace(a.pid);
+	r = revoke_with(0, 0, &rep);
+	e = errno;
+	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
+	CHECK(rep, "no report on EBUSY");
+	CHECK(rep->error == EBUSY, "report error %d", rep->error);
+	h = find_holder(rep, a.pid);
+	CHECK(h, "traced holder %d missing from the report", (int)a.pid);
+	CHECK(h->error == EPERM, "traced holder error %d (%s), expected EPERM", h->error,
+	      strerror(h->error));
+	CHECK(strstr(h->reason, "traced"), "reason \"%s\" does not mention \"traced\"", h->reason);
+	for (size_t i = 0; i < h->nrefs; i++)
+		CHECK(h->refs[i].state != REVOKE_STATE_CUT, "traced holder's ref %zu reported cut",
+		      i);
+	h = find_holder(rep, b.pid);
+	CHECK(h, "second holder %d missing from the report", (int)b.pid);
+	for (size_t i = 0; i < h->nrefs; i++)
+		CHECK(h->refs[i].state == REVOKE_STATE_SKIPPED,
+		      "second holder's ref %zu state %s, not skipped", i,
+		      revoke_state_name(h->refs[i].state));
+	check_holder_untouched(rep, &b);
+	CHECK_READS(&a);
+	revoke_report_free(rep);
+}
+
+static void t_traced_holder_best_effort(void)
+{
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
+	struct victim a, b;
+	int r, e;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	a = spawn(holder_main);
+	recv_msg(&a);
+	b = spawn(holder_main);
+	recv_msg(&b);
+	trace(a.pid);
+	r = revoke_with(REVOKE_BEST_EFFORT, 0, &rep);
+	e = errno;
+	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
+	CHECK(rep, "no report on EBUSY");
+	h = find_holder(rep, a.pid);
+	CHECK(h, "traced holder %d missing from the report", (int)a.pid);
+	CHECK(h->error == EPERM, "traced holder error %d (%s), expected EPERM", h->error,
+	      strerror(h->error));
+	CHECK(h->state != REVOKE_STATE_CUT, "traced holder reported cut");
+	for (size_t i = 0; i < h->nrefs; i++)
+		CHECK(h->refs[i].state != REVOKE_STATE_CUT, "traced holder's ref %zu reported cut",
+		      i);
+	CHECK_READS(&a);
+	check_holder_cut(rep, &b);
+	CHECK(proc_state(b.pid) != 't', "cut holder left stopped");
+	revoke_report_free(rep);
+}
+
+static void t_vfork_holder_ebusy(void)
+{
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
+	struct victim v, b;
+	struct stat st;
+	uint64_t t0, dt;
+	int r, e, fd;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
+	b = spawn(holder_main);
+	recv_msg(&b);
+	v = spawn_vfork_parent(&fd);
+	t0 = now_ns();
+	r = revoke_with(0, 500, &rep);
+	e = errno;
+	dt = now_ns() - t0;
+	CHECK(dt < 5000000000ull, "revoke_ex with timeout_ms=500 took %llu ms",
+	      (unsigned long long)(dt / 1000000));
+	CHECK(rep, "no report on EBUSY");
+	h = find_holder(rep, v.pid);
+	CHECK(h, "vfork parent %d missing from the report", (int)v.pid);
+	CHECK(h->error == ETIMEDOUT, "vfork parent's error %d (%s), expected ETIMEDOUT", h->error,
+	      strerror(h->error));
+	for (size_t i = 0; i < h->nrefs; i++)
+		CHECK(h->refs[i].state != REVOKE_STATE_CUT, "vfork parent's ref %zu reported cut",
+		      i);
+	CHECK(proc_fd_is(v.pid, fd, &st), "vfork parent's fd %d no longer refers to the target",
+	      fd);
+	CHECK(proc_status_field(v.pid, "TracerPid") == 0, "vfork parent left traced");
+	check_holder_untouched(rep, &b);
+	/* Last, so that a wrong errno does not hide the rest. */
+	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
+	revoke_report_free(rep);
+}
+
+static void t_vfork_holder_best_effort(void)
+{
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
+	struct victim v, b;
+	struct stat st;
+	uint64_t t0, dt;
+	int r, e, fd;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
+	b = spawn(holder_main);
+	recv_msg(&b);
+	v = spawn_vfork_parent(&fd);
+	t0 = now_ns();
+	r = revoke_with(REVOKE_BEST_EFFORT, 500, &rep);
+	e = errno;
+	dt = now_ns() - t0;
+	CHECK(dt < 5000000000ull, "revoke_ex with timeout_ms=500 took %llu ms",
+	      (unsigned long long)(dt / 1000000));
+	CHECK(rep, "no report on EBUSY");
+	h = find_holder(rep, v.pid);
+	CHECK(h, "vfork parent %d missing from the report", (int)v.pid);
+	CHECK(h->error == ETIMEDOUT, "vfork parent's error %d (%s), expected ETIMEDOUT", h->error,
+	      strerror(h->error));
+	CHECK(h->state != REVOKE_STATE_CUT, "vfork parent reported cut");
+	CHECK(proc_fd_is(v.pid, fd, &st), "vfork parent's fd %d no longer refers to the target",
+	      fd);
+	CHECK(proc_status_field(v.pid, "TracerPid") == 0, "vfork parent left traced");
+	check_holder_cut(rep, &b);
+	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
+	revoke_report_free(rep);
+}
+
+/* Plain revoke() (default timeout) with an unstoppable holder: fails, does not hang. */
+static void t_vfork_holder_plain_revoke(void)
+{
+	struct victim v, b;
+	struct stat st;
+	int r, e, fd;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
+	b = spawn(holder_main);
+	recv_msg(&b);
+	v = spawn_vfork_parent(&fd);
+	setenv("REVOKE_ENGINE", "ptrace", 1); /* this process only: the case's own child */
+	r = revoke(tpath);
+	e = errno;
+	CHECK(proc_fd_is(v.pid, fd, &st), "vfork parent's fd %d no longer refers to the target",
+	      fd);
+	CHECK(proc_status_field(v.pid, "TracerPid") == 0, "vfork parent left traced");
+	CHECK(proc_status_field(b.pid, "TracerPid") == 0, "second holder left traced");
+	CHECK_READS(&b);
+	CHECK(r == -1 && e == EBUSY, "revoke returned %d (%s), expected EBUSY", r, strerror(e));
+}
+
+/* ---- an unprivileged caller and a holder under seccomp ---- */
+
+static bool g_seccomp;
+static pid_t g_holders[2];
+static unsigned int g_caller_flags;
+
+/* A holder of uid 65534, traceable by a caller of that uid. */
+static void v_unpriv_holder(int sock)
+{
+	int fd = open(tpath, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		_exit(2);
+	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+		_exit(2);
+	prctl(PR_SET_DUMPABLE, 1);
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* the uid change cleared it */
+	if (g_seccomp) {
+		scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+
+		if (!ctx || seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(dup3), 0) < 0 ||
+		    seccomp_load(ctx) < 0)
+			_exit(5);
+		seccomp_release(ctx);
+	}
+	send_msg(sock, MSG(getpid(), fd));
+	holder_loop(sock, fd);
+}
+
+/* Revokes as uid 65534 (no capabilities) and reports what the report said. */
+static void v_unpriv_caller(int sock)
+{
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *s, *o;
+	struct msg reason = {{0}};
+	int r, e;
+
+	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+		_exit(2);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	r = revoke_with(g_caller_flags, 0, &rep);
+	e = errno;
+	s = find_holder(rep, g_holders[0]);
+	o = find_holder(rep, g_holders[1]);
+	send_msg(sock, MSG(r, r < 0 ? e : 0, s ? s->error : -1, s ? s->state : -1,
+			   o && o->nrefs == 1 ? o->refs[0].state : -1));
+	if (s)
+		memcpy(reason.v, s->reason, sizeof(reason.v) - 1);
+	send_msg(sock, reason);
+	revoke_report_free(rep);
+	victim_recv(sock);
+}
+
+static void unprivileged_seccomp_case(unsigned int flags)
+{
+	struct victim s, o, c;
+	struct msg m, reason;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	CHECK(chown(tpath, 65534, 65534) == 0, "chown: %s", strerror(errno));
+	CHECK(chmod(tdir, 0755) == 0, "chmod: %s", strerror(errno));
+	g_seccomp = true;
+	s = spawn(v_unpriv_holder);
+	recv_msg(&s);
+	g_seccomp = false;
+	o = spawn(v_unpriv_holder);
+	recv_msg(&o);
+	CHECK(proc_status_field(s.pid, "Seccomp") == 2, "holder has no seccomp filter");
+	g_holders[0] = s.pid;
+	g_holders[1] = o.pid;
+	g_caller_flags = flags;
+	c = spawn(v_unpriv_caller);
+	m = recv_msg(&c);
+	reason = recv_msg(&c);
+	((char *)reason.v)[sizeof(reason.v) - 1] = 0;
+	/* Without CAP_SYS_ADMIN the filter cannot be suspended: the injected dup3
+	 * would kill the holder, so it must not be touched at all. */
+	CHECK(proc_state(s.pid) != 'Z' && proc_state(s.pid) != 0, "the seccomp'd holder died");
+	CHECK(m.v[2] == EPERM, "seccomp'd holder error %lld (%s), expected EPERM (reason \"%s\")",
+	      (long long)m.v[2], strerror((int)m.v[2]), (char *)reason.v);
+	CHECK(m.v[3] != REVOKE_STATE_CUT, "seccomp'd holder reported cut");
+	if (flags & REVOKE_BEST_EFFORT)
+		CHECK(m.v[4] == REVOKE_STATE_CUT, "other holder's ref state %lld, expected cut",
+		      (long long)m.v[4]);
+	else
+		CHECK(m.v[4] == REVOKE_STATE_SKIPPED,
+		      "other holder's ref state %lld, expected skipped", (long long)m.v[4]);
+	CHECK(proc_status_field(s.pid, "TracerPid") == 0, "seccomp'd holder left traced");
+	CHECK(proc_status_field(o.pid, "TracerPid") == 0, "other holder left traced");
+	CHECK_READS(&s);
+	if (flags & REVOKE_BEST_EFFORT)
+		CHECK_CUT(&o);
+	else
+		CHECK_READS(&o);
+	CHECK(m.v[0] == -1 && m.v[1] == EBUSY,
+	      "revoke_ex as uid 65534 returned %lld (%s), expected EBUSY", (long long)m.v[0],
+	      strerror((int)m.v[1]));
+}
+
+static void t_unprivileged_seccomp_holder_ebusy(void)
+{
+	unprivileged_seccomp_case(0);
+}
+
+static void t_unprivileged_seccomp_best_effort(void)
+{
+	unprivileged_seccomp_case(REVOKE_BEST_EFFORT);
+}
+
+/* ---- a failed call leaves a SIGSTOPped holder stopped, and mappings working ---- */
+
+static void t_failure_keeps_stopped_holder_stopped(void)
+{
+	struct revoke_report *rep = NULL;
+	struct victim a, b;
+	struct msg m;
+	int r, e, i;
+	char st;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	a = spawn(holder_main);
+	recv_msg(&a);
+	b = spawn(holder_main);
+	recv_msg(&b);
+	trace(a.pid);
+	CHECK(kill(b.pid, SIGSTOP) == 0, "kill: %s", strerror(errno));
+	for (i = 0; i < 500 && proc_state(b.pid) != 'T'; i++)
+		msleep(10);
+	CHECK(proc_state(b.pid) == 'T', "holder did not stop");
+	r = revoke_with(0, 0, &rep);
+	e = errno;
+	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
+	CHECK(proc_status_field(b.pid, "TracerPid") == 0, "stopped holder left traced");
+	CHECK(stays_stopped(&b, MSG(CMD_READ), &st),
+	      "stopped holder no longer stopped after the failed revoke (state %c)", st);
+	CHECK(kill(b.pid, SIGCONT) == 0, "kill: %s", strerror(errno));
+	m = recv_msg(&b);
+	CHECK(m.v[0] == 5 && m.v[2] == 'h', "holder read %lld (%s) after the failed revoke",
+	      (long long)m.v[0], strerror((int)m.v[1]));
+	revoke_report_free(rep);
+}
+
+static void v_mapper(int sock)
+{
+	int fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	volatile char *p;
+
+	if (fd < 0)
+		_exit(2);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		_exit(2);
+	close(fd); /* only the mapping is left */
+	send_msg(sock, MSG(getpid()));
+	for (int i = 0; i < 100; i++) {
+		victim_recv(sock);
+		send_msg(sock, MSG(p[0], p[1])); /* SIGBUS here if it was cut */
+	}
+}
+
+static void t_failure_leaves_mappings(void)
+{
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
+	struct victim a, m;
+	struct msg x;
+	int r, e;
+
+	make_scratch();
+	make_file(tpath, "hello", 4096);
+	a = spawn(holder_main);
+	recv_msg(&a);
+	m = spawn(v_mapper);
+	recv_msg(&m);
+	trace(a.pid);
+	r = revoke_with(0, 0, &rep);
+	e = errno;
+	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
+	h = find_holder(rep, m.pid);
+	CHECK(h && h->nrefs == 1 && h->refs[0].type == REVOKE_REF_MAP,
+	      "mapping holder misreported");
+	CHECK(h->refs[0].state == REVOKE_STATE_SKIPPED, "its map ref state %s, expected skipped",
+	      revoke_state_name(h->refs[0].state));
+	send_msg(m.sock, MSG(CMD_READ));
+	x = recv_msg(&m);
+	CHECK(x.v[0] == 'h' && x.v[1] == 'e', "mapping reads %c%c after the failed revoke",
+	      (char)x.v[0], (char)x.v[1]);
+	CHECK(proc_status_field(m.pid, "TracerPid") == 0, "mapping holder left traced");
+	revoke_report_free(rep);
+}
+
+/* ---- the vfork child holds the file, its unstoppable parent does not ---- */
+
+static void v_vfork_child_holder(int sock)
+{
+	int res[2];
+	pid_t pid;
+
+	if (pipe2(res, O_CLOEXEC) < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid(), res[0]));
+	pid = vfork();
+	if (pid == 0) {
+		/* Raw syscalls only (the parent's stack). The child alone opens the
+		 * target, sleeps through the revoke, then reports read()'s errno. */
+		struct timespec ts = {.tv_sec = 2, .tv_nsec = 0};
+		long fd = syscall(SYS_openat, AT_FDCWD, tpath, O_RDONLY | O_CLOEXEC);
+		unsigned char e;
+		char b;
+
+		if (fd < 0)
+			syscall(SYS_exit, 2);
+		syscall(SYS_write, res[1], "s", 1); /* sleeping now */
+		syscall(SYS_nanosleep, &ts, NULL);
+		e = syscall(SYS_read, fd, &b, 1) < 0 ? (unsigned char)errno : 0;
+		syscall(SYS_write, res[1], &e, 1);
+		syscall(SYS_exit, 0);
+	}
+	victim_recv(sock);
+}
+
+static void t_vfork_child_holder_cut(void)
+{
+	struct victim v;
+	unsigned char c = 0;
+	char path[64];
+	pid_t child = 0;
+	int i, res;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	v = spawn(v_vfork_child_holder);
+	res = (int)recv_msg(&v).v[1];
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)v.pid, res);
+	res = open(path, O_RDONLY | O_CLOEXEC); /* our own copy of the result pipe */
+	CHECK(res >= 0, "open %s: %s", path, strerror(errno));
+	CHECK(read(res, &c, 1) == 1 && c == 's', "the vfork child did not start");
+	for (i = 0; i < 500 && proc_state(v.pid) != 'D'; i++)
+		msleep(10);
+	CHECK(proc_state(v.pid) == 'D', "vfork parent not waiting (state %c)", proc_state(v.pid));
+	{
+		char buf[256], *p;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)v.pid, (int)v.pid);
+		CHECK(read_proc(path, buf, sizeof(buf)) == 0, "read %s", path);
+		child = (pid_t)strtol(buf, &p, 10);
+	}
+	CHECK(child > 0 && wait_in_syscall(child, child, SYS_nanosleep, SYS_clock_nanosleep),
+	      "vfork child %d never slept", (int)child);
+	CHECK(revoke_explained(tpath) == 0, "revoke with only the vfork child holding: %s",
+	      strerror(errno));
+	CHECK(read(res, &c, 1) == 1, "no result from the vfork child");
+	CHECK(c == EBADF, "the vfork child's read after revoke: errno %d, expected EBADF", c);
+	close(res);
+}
+
+TEST_MAIN("revoke-allornothing", {"traced_holder_ebusy", t_traced_holder_ebusy, 30},
+	  {"traced_holder_best_effort", t_traced_holder_best_effort, 30},
+	  {"vfork_holder_ebusy", t_vfork_holder_ebusy, 30},
+	  {"vfork_holder_best_effort", t_vfork_holder_best_effort, 30},
+	  {"vfork_holder_plain_revoke", t_vfork_holder_plain_revoke, 40},
+	  {"unprivileged_seccomp_holder_ebusy", t_unprivileged_seccomp_holder_ebusy, 30},
+	  {"unprivileged_seccomp_best_effort", t_unprivileged_seccomp_best_effort, 30},
+	  {"failure_keeps_stopped_holder_stopped", t_failure_keeps_stopped_holder_stopped, 30},
+	  {"failure_leaves_mappings", t_failure_leaves_mappings, 30},
+	  {"vfork_child_holder_cut", t_vfork_child_holder_cut, 30}, )

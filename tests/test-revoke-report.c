@@ -1,0 +1,786 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Conformance, part 2: the report. REVOKE_LIST_ONLY lists holders with every
+ * field right and changes nothing; a real revoke reports every reference cut
+ * and how long each holder was stopped; one call handles several targets;
+ * the name functions return their stable names.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "harness.h"
+#include "revoke.h"
+/* ---- small local helpers (each conformance file carries its own copy) ---- */
+
+/* One message between a victim and the test (SOCK_SEQPACKET keeps them whole). */
+struct msg {
+	int64_t v[8];
+};
+#define MSG(...) ((struct msg){{__VA_ARGS__}})
+
+struct victim {
+	pid_t pid;
+	int sock; /* the test's end */
+};
+
+static char tdir[64];	/* the case's scratch directory */
+static char tpath[128]; /* the target file */
+
+static inline int rm_one(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		rmdir(p);
+	else
+		unlink(p);
+	return 0;
+}
+
+/*
+ * Scratch directory removed by a detached helper once every process of the
+ * case is gone: the harness SIGKILLs the case's process group, so a failing
+ * case cannot clean up after itself. The helper leaves that group and waits
+ * for EOF on a pipe whose write end every process of the case holds.
+ */
+static inline void make_scratch(void)
+{
+	int p[2];
+	pid_t pid;
+
+	snprintf(tdir, sizeof(tdir), "/tmp/revoke-conf2-XXXXXX");
+	CHECK(mkdtemp(tdir), "mkdtemp: %s", strerror(errno));
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		char c;
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		setpgid(0, 0);
+		alarm(900);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		dup2(p[0], 3);
+		close_range(4, ~0U, 0);
+		while (read(3, &c, 1) < 0 && errno == EINTR)
+			;
+		nftw(tdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		_exit(0);
+	}
+	setpgid(pid, pid); /* also here: the case may end before the helper runs */
+	close(p[0]);
+	/* p[1] stays open (close-on-exec) until the case exits. */
+	snprintf(tpath, sizeof(tpath), "%s/target", tdir);
+}
+
+static inline void make_file(const char *path, const char *content, size_t size)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	CHECK(fd >= 0, "create %s: %s", path, strerror(errno));
+	CHECK(write(fd, content, strlen(content)) == (ssize_t)strlen(content), "write: %s",
+	      strerror(errno));
+	if (size)
+		CHECK(ftruncate(fd, size) == 0, "ftruncate: %s", strerror(errno));
+	close(fd);
+}
+
+static inline void send_msg(int sock, struct msg m)
+{
+	while (send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+/* Receive one message within TIMEOUT_MS: 0, -ETIMEDOUT, -EPIPE (peer gone) or -errno. */
+static inline int recv_msg_timeout(int sock, struct msg *m, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = sock, .events = POLLIN};
+	ssize_t n;
+	int r;
+
+	do
+		r = poll(&pfd, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -ETIMEDOUT;
+	do
+		n = recv(sock, m, sizeof(*m), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n != sizeof(*m))
+		return -EPIPE;
+	return 0;
+}
+
+static inline char proc_state(pid_t pid);
+static inline long proc_status_field(pid_t pid, const char *key);
+
+static inline struct msg recv_msg(const struct victim *v)
+{
+	struct msg m;
+	int r = recv_msg_timeout(v->sock, &m, 15000);
+
+	CHECK(r == 0, "no message from victim %d (state %c, TracerPid %ld): %s", (int)v->pid,
+	      proc_state(v->pid), proc_status_field(v->pid, "TracerPid"), strerror(-r));
+	return m;
+}
+
+/* Victim side: wait for the next command (or die with the test). */
+static inline struct msg victim_recv(int sock)
+{
+	struct msg m;
+	int r = recv_msg_timeout(sock, &m, -1);
+
+	if (r < 0)
+		_exit(3);
+	return m;
+}
+
+/* Fork a victim running FN(sock); it dies with the test (PR_SET_PDEATHSIG). */
+static inline struct victim spawn(void (*fn)(int sock))
+{
+	pid_t parent = getpid(), pid;
+	int sv[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0, "socketpair: %s",
+	      strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		close(sv[0]);
+		fn(sv[1]);
+		_exit(0);
+	}
+	close(sv[1]);
+	return (struct victim){.pid = pid, .sock = sv[0]};
+}
+
+/* Read a small /proc file into BUF; 0 or -errno. */
+static inline int read_proc(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return 0;
+}
+
+/* The state letter of /proc/PID/stat (after the last ')'), or 0. */
+static inline char proc_state(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+/* A "Key:" field of /proc/PID/status as a number, or -1. */
+static inline long proc_status_field(pid_t pid, const char *key)
+{
+	char path[64], buf[4096], *p;
+	size_t klen = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, key, klen) == 0 && p[klen] == ':')
+			return strtol(p + klen + 1, NULL, 10);
+	return -1;
+}
+
+/* Whether fd FD of PID refers to the file ST describes. */
+static inline bool proc_fd_is(pid_t pid, int fd, const struct stat *st)
+{
+	char path[64];
+	struct stat s;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	if (stat(path, &s) < 0)
+		return false;
+	return s.st_dev == st->st_dev && s.st_ino == st->st_ino;
+}
+
+static inline void msleep(unsigned int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The state letter of thread TID of PID. */
+static inline char task_state(pid_t pid, pid_t tid)
+{
+	char path[80], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Wait (up to 5 s) until thread TID of PID sleeps in syscall NR or ALT (-1: none). */
+static inline bool wait_in_syscall(pid_t pid, pid_t tid, long nr, long alt)
+{
+	char path[80], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	for (int i = 0; i < 500; i++) {
+		if (read_proc(path, buf, sizeof(buf)) == 0 && buf[0] >= '0' && buf[0] <= '9') {
+			long n = strtol(buf, NULL, 10);
+			char st = task_state(pid, tid);
+			if ((n == nr || n == alt) && (st == 'S' || st == 'D'))
+				return true;
+		}
+		msleep(10);
+	}
+	return false;
+}
+
+/* ---- a plain holder: opens the target and answers commands ---- */
+enum { CMD_READ = 1, CMD_QUIT, CMD_GO };
+
+static inline void holder_loop(int sock, int fd)
+{
+	for (int i = 0; i < 10000; i++) {
+		struct msg m = victim_recv(sock);
+		char b[8] = {0};
+		ssize_t r;
+
+		if (m.v[0] == CMD_QUIT)
+			_exit(0);
+		if (m.v[0] != CMD_READ)
+			continue;
+		errno = 0;
+		r = pread(fd, b, 5, 0);
+		send_msg(sock, MSG(r, r < 0 ? errno : 0, b[0]));
+	}
+	_exit(4);
+}
+
+static inline void holder_main(int sock)
+{
+	int fd = open(tpath, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid(), fd));
+	holder_loop(sock, fd);
+}
+
+/* Ask a holder to pread its descriptor: v[0] result, v[1] errno, v[2] first byte. */
+static inline struct msg ask_read(const struct victim *v)
+{
+	send_msg(v->sock, MSG(CMD_READ));
+	return recv_msg(v);
+}
+
+/* Check that holder V still reads the target's first bytes ("hello"). */
+#define CHECK_READS(vic)                                                                           \
+	do {                                                                                       \
+		struct msg m_ = ask_read(vic);                                                     \
+		CHECK(m_.v[0] == 5 && m_.v[2] == 'h',                                              \
+		      "holder %d: read gave %lld (%s), not 5 bytes", (int)(vic)->pid,              \
+		      (long long)m_.v[0], strerror((int)m_.v[1]));                                 \
+	} while (0)
+
+/* Check that holder V's descriptor was cut: pread fails with EBADF. */
+#define CHECK_CUT(vic)                                                                             \
+	do {                                                                                       \
+		struct msg m_ = ask_read(vic);                                                     \
+		CHECK(m_.v[0] == -1 && m_.v[1] == EBADF,                                           \
+		      "holder %d: read gave %lld (%s), expected EBADF", (int)(vic)->pid,           \
+		      (long long)m_.v[0], strerror((int)m_.v[1]));                                 \
+	} while (0)
+
+static inline const struct revoke_holder *find_holder(const struct revoke_report *rep, pid_t pid)
+{
+	for (size_t i = 0; rep && i < rep->nholders; i++)
+		if (rep->holders[i].pid == pid)
+			return &rep->holders[i];
+	return NULL;
+}
+
+static inline const struct revoke_ref *find_ref(const struct revoke_holder *h, int type)
+{
+	for (size_t i = 0; h && i < h->nrefs; i++)
+		if (h->refs[i].type == type)
+			return &h->refs[i];
+	return NULL;
+}
+
+/* revoke(PATH) through revoke_ex, so that a failure says which holder refused and why. */
+static inline int revoke_explained(const char *path)
+{
+	struct revoke_report *rep = NULL;
+	int r, e;
+
+	r = revoke_ex(&path, 1, NULL, &rep);
+	e = errno;
+	for (size_t i = 0; r < 0 && rep && i < rep->nholders; i++) {
+		const struct revoke_holder *h = &rep->holders[i];
+
+		fprintf(stderr, "  holder %d (%s): %s, error %d %s\n", (int)h->pid, h->comm,
+			revoke_state_name(h->state), h->error, h->reason);
+		for (size_t j = 0; j < h->nrefs; j++)
+			fprintf(stderr, "    %s %d: %s, error %d\n",
+				revoke_ref_type_name(h->refs[j].type), h->refs[j].fd,
+				revoke_state_name(h->refs[j].state), h->refs[j].error);
+	}
+	revoke_report_free(rep);
+	errno = e;
+	return r;
+}
+
+#define VICTIM_NAME "a) x(b"
+#define MAP_LEN	    8192
+
+/* A holder with fd 7 (close-on-exec, O_RDWR|O_APPEND, position 3), a shared
+ * read-write mapping, a name with ") x(" in it, and real uid 65534. */
+static void v_listed(int sock)
+{
+	char *p;
+	int fd = open(tpath, O_RDWR | O_APPEND | O_CLOEXEC);
+
+	if (fd < 0 || dup3(fd, 7, O_CLOEXEC) != 7)
+		_exit(2);
+	close(fd);
+	if (lseek(7, 3, SEEK_SET) != 3)
+		_exit(2);
+	p = mmap(NULL, MAP_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, 7, 0);
+	if (p == MAP_FAILED)
+		_exit(2);
+	if (prctl(PR_SET_NAME, VICTIM_NAME) < 0)
+		_exit(2);
+	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+		_exit(2);
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* a uid change cleared it */
+	send_msg(sock, MSG(getpid(), (int64_t)(uintptr_t)p));
+	for (int i = 0; i < 100; i++) {
+		struct msg m = victim_recv(sock);
+		char b[8] = {0};
+		ssize_t r;
+
+		if (m.v[0] != CMD_READ)
+			_exit(0);
+		errno = 0;
+		r = pread(7, b, 5, 0);
+		/* the mapping: touch it too (a cut one would kill us with SIGBUS) */
+		send_msg(sock, MSG(r, r < 0 ? errno : 0, b[0], p[1]));
+	}
+}
+
+static int revoke_with(const char *const *paths, size_t n, unsigned int flags,
+		       struct revoke_report **rep)
+{
+	struct revoke_opts o = {.sz = sizeof(o), .flags = flags, .timeout_ms = 0, .keep_fd = -1};
+
+	return revoke_ex(paths, n, &o, rep);
+}
+
+static void t_list_only_fields(void)
+{
+	const char *paths[1];
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
+	const struct revoke_ref *fd = NULL, *map = NULL;
+	struct victim v;
+	struct stat st;
+	struct msg m;
+	uint64_t addr;
+
+	make_scratch();
+	make_file(tpath, "hello", MAP_LEN);
+	CHECK(chown(tpath, 65534, 65534) == 0, "chown: %s", strerror(errno));
+	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
+	paths[0] = tpath;
+	v = spawn(v_listed);
+	m = recv_msg(&v);
+	addr = (uint64_t)m.v[1];
+	CHECK(revoke_with(paths, 1, REVOKE_LIST_ONLY, &rep) == 0, "revoke_ex(LIST_ONLY): %s",
+	      strerror(errno));
+	CHECK(rep, "no report");
+	CHECK(rep->error == 0, "report error %d", rep->error);
+	CHECK(rep->engine == REVOKE_ENGINE_NONE, "engine %s when only listing",
+	      revoke_engine_name(rep->engine));
+	CHECK(rep->discovery == REVOKE_DISC_PROC || rep->discovery == REVOKE_DISC_BPF,
+	      "discovery %d", rep->discovery);
+	CHECK(rep->ntargets == 1, "%zu targets", rep->ntargets);
+	CHECK(rep->targets[0].path && strcmp(rep->targets[0].path, tpath) == 0, "target path %s",
+	      rep->targets[0].path ? rep->targets[0].path : "(null)");
+	CHECK(rep->targets[0].dev == st.st_dev && rep->targets[0].ino == st.st_ino,
+	      "target dev/ino wrong");
+	CHECK(S_ISREG(rep->targets[0].mode), "target mode %o", (unsigned)rep->targets[0].mode);
+	CHECK(rep->targets[0].uid == 65534, "target uid %u", (unsigned)rep->targets[0].uid);
+	CHECK(rep->nholders == 1, "%zu holders, expected only the victim", rep->nholders);
+	h = find_holder(rep, v.pid);
+	CHECK(h, "victim %d not listed (holder 0 is %d)", (int)v.pid, (int)rep->holders[0].pid);
+	CHECK(h->uid == 65534, "holder uid %u, expected 65534", (unsigned)h->uid);
+	CHECK(strcmp(h->comm, VICTIM_NAME) == 0, "holder comm \"%s\", expected \"%s\"", h->comm,
+	      VICTIM_NAME);
+	CHECK(h->state == REVOKE_STATE_FOUND, "holder state %s", revoke_state_name(h->state));
+	CHECK(h->error == 0, "holder error %d", h->error);
+	CHECK(h->stopped_ns == 0, "listed holder stopped for %llu ns",
+	      (unsigned long long)h->stopped_ns);
+	for (size_t i = 0; i < h->nrefs; i++) {
+		const struct revoke_ref *r = &h->refs[i];
+		CHECK(r->state == REVOKE_STATE_FOUND, "ref %zu state %s", i,
+		      revoke_state_name(r->state));
+		CHECK(r->target == 0, "ref %zu target %u", i, r->target);
+		if (r->type == REVOKE_REF_FD) {
+			CHECK(!fd, "two fd refs (%d and %d)", fd->fd, r->fd);
+			fd = r;
+		} else if (r->type == REVOKE_REF_MAP) {
+			CHECK(!map, "two map refs");
+			map = r;
+		} else {
+			CHECK(0, "unexpected ref type %s", revoke_ref_type_name(r->type));
+		}
+	}
+	CHECK(fd, "no fd ref");
+	CHECK(fd->fd == 7, "fd ref %d, expected 7", fd->fd);
+	CHECK(fd->fd_flags == FD_CLOEXEC, "fd_flags %#x, expected FD_CLOEXEC", fd->fd_flags);
+	CHECK((fd->open_flags & O_ACCMODE) == O_RDWR, "open_flags %#o lack O_RDWR", fd->open_flags);
+	CHECK(fd->open_flags & O_APPEND, "open_flags %#o lack O_APPEND", fd->open_flags);
+	CHECK(!(fd->open_flags & O_CLOEXEC), "open_flags %#o carry O_CLOEXEC", fd->open_flags);
+	CHECK(fd->offset == 3, "fd position %llu, expected 3", (unsigned long long)fd->offset);
+	CHECK(map, "no map ref");
+	CHECK(map->start == addr && map->end == addr + MAP_LEN,
+	      "map %#llx-%#llx, the victim mapped %#llx-%#llx", (unsigned long long)map->start,
+	      (unsigned long long)map->end, (unsigned long long)addr,
+	      (unsigned long long)(addr + MAP_LEN));
+	CHECK(map->prot == (PROT_READ | PROT_WRITE), "map prot %#x", map->prot);
+	CHECK(map->map_flags == MAP_SHARED, "map flags %#x", map->map_flags);
+	CHECK(map->offset == 0, "map offset %llu", (unsigned long long)map->offset);
+	CHECK(map->fd == -1, "map ref fd %d", map->fd);
+	/* Listing changed nothing. */
+	CHECK(proc_status_field(v.pid, "TracerPid") == 0, "victim left traced");
+	m = ask_read(&v);
+	CHECK(m.v[0] == 5 && m.v[2] == 'h' && m.v[3] == 'e', "victim read %lld (%s) after listing",
+	      (long long)m.v[0], strerror((int)m.v[1]));
+	revoke_report_free(rep);
+}
+
+/* A holder with an fd and a shared mapping that answers: pread, and a touch of the map. */
+static void v_fd_and_map(int sock)
+{
+	int fd = open(tpath, O_RDWR | O_CLOEXEC);
+	char *p;
+
+	if (fd < 0)
+		_exit(2);
+	p = mmap(NULL, MAP_LEN, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		_exit(2);
+	send_msg(sock, MSG(getpid(), fd));
+	holder_loop(sock, fd);
+}
+
+static void t_cut_states_and_times(void)
+{
+	const char *paths[1];
+	struct revoke_report *rep = NULL;
+	struct victim v[3];
+	int r;
+
+	make_scratch();
+	make_file(tpath, "hello", MAP_LEN);
+	paths[0] = tpath;
+	for (int i = 0; i < 3; i++) {
+		v[i] = spawn(v_fd_and_map);
+		recv_msg(&v[i]);
+	}
+	r = revoke_with(paths, 1, 0, &rep);
+	CHECK(r == 0, "revoke_ex: %s", strerror(errno));
+	CHECK(rep, "no report");
+	CHECK(rep->error == 0, "report error %d", rep->error);
+	CHECK(rep->engine == REVOKE_ENGINE_PTRACE || rep->engine == REVOKE_ENGINE_SYSCALL,
+	      "engine %d", rep->engine);
+	CHECK(rep->elapsed_ns > 0, "elapsed_ns 0");
+	CHECK(rep->elapsed_ns >= rep->max_stopped_ns,
+	      "holders stopped %llu ns, longer than the call (%llu ns)",
+	      (unsigned long long)rep->max_stopped_ns, (unsigned long long)rep->elapsed_ns);
+	CHECK(rep->nholders == 3, "%zu holders, expected 3", rep->nholders);
+	for (size_t i = 0; i < rep->nholders; i++) {
+		const struct revoke_holder *h = &rep->holders[i];
+		bool has_fd = false, has_map = false;
+
+		CHECK(h->state == REVOKE_STATE_CUT, "holder %d state %s", (int)h->pid,
+		      revoke_state_name(h->state));
+		CHECK(h->error == 0, "holder %d error %d", (int)h->pid, h->error);
+		for (size_t j = 0; j < h->nrefs; j++) {
+			CHECK(h->refs[j].state == REVOKE_STATE_CUT && h->refs[j].error == 0,
+			      "holder %d ref %zu (%s) state %s error %d", (int)h->pid, j,
+			      revoke_ref_type_name(h->refs[j].type),
+			      revoke_state_name(h->refs[j].state), h->refs[j].error);
+			has_fd |= h->refs[j].type == REVOKE_REF_FD;
+			has_map |= h->refs[j].type == REVOKE_REF_MAP;
+		}
+		CHECK(has_fd && has_map, "holder %d: fd ref %d, map ref %d", (int)h->pid, has_fd,
+		      has_map);
+		if (rep->engine == REVOKE_ENGINE_PTRACE) {
+			CHECK(h->stopped_ns > 0, "holder %d stopped_ns 0", (int)h->pid);
+			CHECK(h->stopped_ns <= rep->max_stopped_ns,
+			      "holder %d stopped %llu ns > max %llu", (int)h->pid,
+			      (unsigned long long)h->stopped_ns,
+			      (unsigned long long)rep->max_stopped_ns);
+		}
+	}
+	if (rep->engine == REVOKE_ENGINE_PTRACE) {
+		uint64_t max = 0;
+		for (size_t i = 0; i < rep->nholders; i++)
+			if (rep->holders[i].stopped_ns > max)
+				max = rep->holders[i].stopped_ns;
+		CHECK(max == rep->max_stopped_ns, "max_stopped_ns %llu, longest holder %llu",
+		      (unsigned long long)rep->max_stopped_ns, (unsigned long long)max);
+	}
+	for (int i = 0; i < 3; i++)
+		CHECK_CUT(&v[i]);
+	revoke_report_free(rep);
+}
+
+static void t_holders_sorted_by_pid(void)
+{
+	const char *paths[1];
+	struct revoke_report *rep = NULL;
+	struct victim v[6];
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	paths[0] = tpath;
+	for (int i = 0; i < 6; i++) {
+		v[i] = spawn(holder_main);
+		recv_msg(&v[i]);
+	}
+	CHECK(revoke_with(paths, 1, REVOKE_LIST_ONLY, &rep) == 0, "revoke_ex: %s", strerror(errno));
+	CHECK(rep && rep->nholders == 6, "%zu holders, expected 6", rep ? rep->nholders : 0);
+	for (size_t i = 1; i < rep->nholders; i++)
+		CHECK(rep->holders[i - 1].pid < rep->holders[i].pid,
+		      "holders not sorted by pid: %d before %d", (int)rep->holders[i - 1].pid,
+		      (int)rep->holders[i].pid);
+	for (int i = 0; i < 6; i++)
+		CHECK(find_holder(rep, v[i].pid), "holder %d missing", (int)v[i].pid);
+	revoke_report_free(rep);
+}
+
+/* ---- two targets in one call ---- */
+
+static char tpath2[160];
+
+static void v_holds_second(int sock)
+{
+	int fd = open(tpath2, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid(), fd));
+	holder_loop(sock, fd);
+}
+
+static void t_two_targets(void)
+{
+	const char *paths[2];
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
+	struct victim a, b;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	snprintf(tpath2, sizeof(tpath2), "%s/second", tdir);
+	make_file(tpath2, "howdy", 0);
+	paths[0] = tpath;
+	paths[1] = tpath2;
+	a = spawn(holder_main);
+	recv_msg(&a);
+	b = spawn(v_holds_second);
+	recv_msg(&b);
+	CHECK(revoke_with(paths, 2, 0, &rep) == 0, "revoke_ex of two targets: %s", strerror(errno));
+	CHECK(rep && rep->ntargets == 2, "%zu targets", rep ? rep->ntargets : 0);
+	CHECK(strcmp(rep->targets[0].path, tpath) == 0 && strcmp(rep->targets[1].path, tpath2) == 0,
+	      "targets out of order: %s, %s", rep->targets[0].path, rep->targets[1].path);
+	h = find_holder(rep, a.pid);
+	CHECK(h && h->nrefs == 1 && h->refs[0].target == 0 && h->refs[0].state == REVOKE_STATE_CUT,
+	      "holder of the first target misreported");
+	h = find_holder(rep, b.pid);
+	CHECK(h && h->nrefs == 1 && h->refs[0].target == 1 && h->refs[0].state == REVOKE_STATE_CUT,
+	      "holder of the second target misreported");
+	CHECK_CUT(&a);
+	CHECK_CUT(&b);
+	revoke_report_free(rep);
+}
+
+/* ---- failing before the targets resolve: no report ---- */
+
+static void t_no_report_when_unresolved(void)
+{
+	const char *paths[1];
+	struct revoke_report *rep = (struct revoke_report *)&rep; /* not NULL */
+	int r, e;
+
+	make_scratch();
+	snprintf(tpath, sizeof(tpath), "%s/missing", tdir);
+	paths[0] = tpath;
+	r = revoke_with(paths, 1, 0, &rep);
+	e = errno;
+	CHECK(r == -1 && e == ENOENT, "revoke_ex of a missing file returned %d (%s)", r,
+	      strerror(e));
+	CHECK(rep == NULL, "report not set to NULL");
+}
+
+static void t_names(void)
+{
+	static const struct {
+		int v;
+		const char *name;
+	} types[] = {{REVOKE_REF_FD, "fd"},
+		     {REVOKE_REF_MAP, "map"},
+		     {REVOKE_REF_CWD, "cwd"},
+		     {REVOKE_REF_ROOT, "root"},
+		     {REVOKE_REF_EXE, "exe"},
+		     {REVOKE_REF_URING, "uring"},
+		     {REVOKE_REF_INFLIGHT, "inflight"}},
+	  states[] = {{REVOKE_STATE_FOUND, "found"},   {REVOKE_STATE_CUT, "cut"},
+		      {REVOKE_STATE_KEPT, "kept"},     {REVOKE_STATE_SKIPPED, "skipped"},
+		      {REVOKE_STATE_FAILED, "failed"}, {REVOKE_STATE_UNREACHABLE, "unreachable"}};
+	const char *s;
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		s = revoke_ref_type_name(types[i].v);
+		CHECK(s && strcmp(s, types[i].name) == 0,
+		      "revoke_ref_type_name(%d) = %s, expected %s", types[i].v, s ? s : "NULL",
+		      types[i].name);
+	}
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		s = revoke_state_name(states[i].v);
+		CHECK(s && strcmp(s, states[i].name) == 0,
+		      "revoke_state_name(%d) = %s, expected %s", states[i].v, s ? s : "NULL",
+		      states[i].name);
+	}
+	CHECK(revoke_ref_type_name(0) == NULL && revoke_ref_type_name(99) == NULL &&
+		  revoke_ref_type_name(-1) == NULL,
+	      "unknown ref types have names");
+	CHECK(revoke_state_name(99) == NULL && revoke_state_name(-1) == NULL,
+	      "unknown states have names");
+	for (int e = REVOKE_ENGINE_NONE; e <= REVOKE_ENGINE_SYSCALL; e++) {
+		s = revoke_engine_name(e);
+		CHECK(s && *s, "revoke_engine_name(%d) is empty", e);
+		for (const char *c = s; *c; c++)
+			CHECK(*c < 'A' || *c > 'Z', "engine name \"%s\" not lower case", s);
+	}
+	CHECK(strcmp(revoke_engine_name(REVOKE_ENGINE_PTRACE),
+		     revoke_engine_name(REVOKE_ENGINE_SYSCALL)),
+	      "two engines share a name");
+	CHECK(revoke_engine_name(99) == NULL, "unknown engine has a name");
+	for (int d = REVOKE_DISC_NONE; d <= REVOKE_DISC_BPF; d++) {
+		s = revoke_discovery_name(d);
+		CHECK(s && *s, "revoke_discovery_name(%d) is empty", d);
+	}
+	CHECK(revoke_discovery_name(99) == NULL, "unknown discovery has a name");
+	s = revoke_version();
+	CHECK(s && strcmp(s, "1.0.0") == 0, "revoke_version() = %s", s ? s : "NULL");
+}
+
+/* ---- the caller itself is a holder: listed, then cut directly ---- */
+
+static void t_caller_listed_and_cut(void)
+{
+	const char *paths[1];
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
+	struct victim v;
+	char b;
+	int fd;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	paths[0] = tpath;
+	fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0, "open: %s", strerror(errno));
+	v = spawn(holder_main);
+	recv_msg(&v);
+	CHECK(revoke_with(paths, 1, REVOKE_LIST_ONLY, &rep) == 0, "revoke_ex(LIST_ONLY): %s",
+	      strerror(errno));
+	h = find_holder(rep, getpid());
+	CHECK(h, "the caller (%d) is not listed", (int)getpid());
+	CHECK(h->nrefs == 1 && h->refs[0].type == REVOKE_REF_FD && h->refs[0].fd == fd,
+	      "caller's refs wrong (%zu refs, first fd %d, expected fd %d)", h->nrefs,
+	      h->nrefs ? h->refs[0].fd : -1, fd);
+	CHECK(find_holder(rep, v.pid), "victim not listed");
+	CHECK(rep->nholders == 2, "%zu holders, expected 2", rep->nholders);
+	revoke_report_free(rep);
+	rep = NULL;
+	CHECK(read(fd, &b, 1) == 1, "listing touched the caller's fd: %s", strerror(errno));
+
+	CHECK(revoke_with(paths, 1, 0, &rep) == 0, "revoke_ex: %s", strerror(errno));
+	h = find_holder(rep, getpid());
+	CHECK(h && h->state == REVOKE_STATE_CUT, "the caller not reported cut");
+	CHECK(h->stopped_ns == 0, "the caller was 'stopped' for %llu ns",
+	      (unsigned long long)h->stopped_ns);
+	errno = 0;
+	CHECK(read(fd, &b, 1) == -1 && errno == EBADF, "caller's own fd: read gave %s, not EBADF",
+	      strerror(errno));
+	CHECK(fcntl(fd, F_GETFD) == FD_CLOEXEC, "caller's fd lost FD_CLOEXEC");
+	CHECK(close(fd) == 0, "close of the cut fd: %s", strerror(errno));
+	CHECK_CUT(&v);
+	revoke_report_free(rep);
+}
+
+static void t_report_free_null(void)
+{
+	revoke_report_free(NULL); /* like free(NULL): nothing happens */
+}
+
+TEST_MAIN("revoke-report", {"list_only_fields", t_list_only_fields, 30},
+	  {"cut_states_and_times", t_cut_states_and_times, 30},
+	  {"holders_sorted_by_pid", t_holders_sorted_by_pid, 30},
+	  {"two_targets", t_two_targets, 30},
+	  {"no_report_when_unresolved", t_no_report_when_unresolved, 30},
+	  {"caller_listed_and_cut", t_caller_listed_and_cut, 30}, {"names", t_names, 30},
+	  {"report_free_null", t_report_free_null, 10}, )

@@ -1,0 +1,1479 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Conformance, part 2: holders notice nothing but the cut. Each victim holds
+ * the target and is caught in the middle of something (a blocked read, a
+ * sleep, a futex wait, pending signals, live registers, a job-control stop, a
+ * seccomp filter, many threads); after revoke it must carry on exactly as if
+ * nothing had happened, except that its descriptor of the target is dead.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <seccomp.h>
+
+#include "harness.h"
+#include "revoke.h"
+#ifndef SYS_poll /* architectures with ppoll only */
+#define SYS_poll SYS_ppoll
+#endif
+#ifndef SYS_pause
+#define SYS_pause SYS_rt_sigsuspend
+#endif
+
+/* ---- small local helpers (each conformance file carries its own copy) ---- */
+
+/* One message between a victim and the test (SOCK_SEQPACKET keeps them whole). */
+struct msg {
+	int64_t v[8];
+};
+#define MSG(...) ((struct msg){{__VA_ARGS__}})
+
+struct victim {
+	pid_t pid;
+	int sock; /* the test's end */
+};
+
+static char tdir[64];	/* the case's scratch directory */
+static char tpath[128]; /* the target file */
+
+static inline int rm_one(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		rmdir(p);
+	else
+		unlink(p);
+	return 0;
+}
+
+/*
+ * Scratch directory removed by a detached helper once every process of the
+ * case is gone: the harness SIGKILLs the case's process group, so a failing
+ * case cannot clean up after itself. The helper leaves that group and waits
+ * for EOF on a pipe whose write end every process of the case holds.
+ */
+static inline void make_scratch(void)
+{
+	int p[2];
+	pid_t pid;
+
+	snprintf(tdir, sizeof(tdir), "/tmp/revoke-conf2-XXXXXX");
+	CHECK(mkdtemp(tdir), "mkdtemp: %s", strerror(errno));
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		char c;
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		setpgid(0, 0);
+		alarm(900);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		dup2(p[0], 3);
+		close_range(4, ~0U, 0);
+		while (read(3, &c, 1) < 0 && errno == EINTR)
+			;
+		nftw(tdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		_exit(0);
+	}
+	setpgid(pid, pid); /* also here: the case may end before the helper runs */
+	close(p[0]);
+	/* p[1] stays open (close-on-exec) until the case exits. */
+	snprintf(tpath, sizeof(tpath), "%s/target", tdir);
+}
+
+static inline void make_file(const char *path, const char *content, size_t size)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	CHECK(fd >= 0, "create %s: %s", path, strerror(errno));
+	CHECK(write(fd, content, strlen(content)) == (ssize_t)strlen(content), "write: %s",
+	      strerror(errno));
+	if (size)
+		CHECK(ftruncate(fd, size) == 0, "ftruncate: %s", strerror(errno));
+	close(fd);
+}
+
+static inline void send_msg(int sock, struct msg m)
+{
+	while (send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+/* Receive one message within TIMEOUT_MS: 0, -ETIMEDOUT, -EPIPE (peer gone) or -errno. */
+static inline int recv_msg_timeout(int sock, struct msg *m, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = sock, .events = POLLIN};
+	ssize_t n;
+	int r;
+
+	do
+		r = poll(&pfd, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -ETIMEDOUT;
+	do
+		n = recv(sock, m, sizeof(*m), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n != sizeof(*m))
+		return -EPIPE;
+	return 0;
+}
+
+static inline char proc_state(pid_t pid);
+static inline long proc_status_field(pid_t pid, const char *key);
+
+static inline struct msg recv_msg(const struct victim *v)
+{
+	struct msg m;
+	int r = recv_msg_timeout(v->sock, &m, 15000);
+
+	CHECK(r == 0, "no message from victim %d (state %c, TracerPid %ld): %s", (int)v->pid,
+	      proc_state(v->pid), proc_status_field(v->pid, "TracerPid"), strerror(-r));
+	return m;
+}
+
+/* Victim side: wait for the next command (or die with the test). */
+static inline struct msg victim_recv(int sock)
+{
+	struct msg m;
+	int r = recv_msg_timeout(sock, &m, -1);
+
+	if (r < 0)
+		_exit(3);
+	return m;
+}
+
+/* Fork a victim running FN(sock); it dies with the test (PR_SET_PDEATHSIG). */
+static inline struct victim spawn(void (*fn)(int sock))
+{
+	pid_t parent = getpid(), pid;
+	int sv[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0, "socketpair: %s",
+	      strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		close(sv[0]);
+		fn(sv[1]);
+		_exit(0);
+	}
+	close(sv[1]);
+	return (struct victim){.pid = pid, .sock = sv[0]};
+}
+
+/* Read a small /proc file into BUF; 0 or -errno. */
+static inline int read_proc(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return 0;
+}
+
+/* The state letter of /proc/PID/stat (after the last ')'), or 0. */
+static inline char proc_state(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+/* A "Key:" field of /proc/PID/status as a number, or -1. */
+static inline long proc_status_field(pid_t pid, const char *key)
+{
+	char path[64], buf[4096], *p;
+	size_t klen = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, key, klen) == 0 && p[klen] == ':')
+			return strtol(p + klen + 1, NULL, 10);
+	return -1;
+}
+
+/* Whether fd FD of PID refers to the file ST describes. */
+static inline bool proc_fd_is(pid_t pid, int fd, const struct stat *st)
+{
+	char path[64];
+	struct stat s;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	if (stat(path, &s) < 0)
+		return false;
+	return s.st_dev == st->st_dev && s.st_ino == st->st_ino;
+}
+
+static inline void msleep(unsigned int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The state letter of thread TID of PID. */
+static inline char task_state(pid_t pid, pid_t tid)
+{
+	char path[80], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Wait (up to 5 s) until thread TID of PID sleeps in syscall NR or ALT (-1: none). */
+static inline bool wait_in_syscall(pid_t pid, pid_t tid, long nr, long alt)
+{
+	char path[80], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	for (int i = 0; i < 500; i++) {
+		if (read_proc(path, buf, sizeof(buf)) == 0 && buf[0] >= '0' && buf[0] <= '9') {
+			long n = strtol(buf, NULL, 10);
+			char st = task_state(pid, tid);
+			if ((n == nr || n == alt) && (st == 'S' || st == 'D'))
+				return true;
+		}
+		msleep(10);
+	}
+	return false;
+}
+
+/* ---- a plain holder: opens the target and answers commands ---- */
+enum { CMD_READ = 1, CMD_QUIT, CMD_GO };
+
+static inline void holder_loop(int sock, int fd)
+{
+	for (int i = 0; i < 10000; i++) {
+		struct msg m = victim_recv(sock);
+		char b[8] = {0};
+		ssize_t r;
+
+		if (m.v[0] == CMD_QUIT)
+			_exit(0);
+		if (m.v[0] != CMD_READ)
+			continue;
+		errno = 0;
+		r = pread(fd, b, 5, 0);
+		send_msg(sock, MSG(r, r < 0 ? errno : 0, b[0]));
+	}
+	_exit(4);
+}
+
+static inline void holder_main(int sock)
+{
+	int fd = open(tpath, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid(), fd));
+	holder_loop(sock, fd);
+}
+
+/* Ask a holder to pread its descriptor: v[0] result, v[1] errno, v[2] first byte. */
+static inline struct msg ask_read(const struct victim *v)
+{
+	send_msg(v->sock, MSG(CMD_READ));
+	return recv_msg(v);
+}
+
+/* Check that holder V still reads the target's first bytes ("hello"). */
+#define CHECK_READS(vic)                                                                           \
+	do {                                                                                       \
+		struct msg m_ = ask_read(vic);                                                     \
+		CHECK(m_.v[0] == 5 && m_.v[2] == 'h',                                              \
+		      "holder %d: read gave %lld (%s), not 5 bytes", (int)(vic)->pid,              \
+		      (long long)m_.v[0], strerror((int)m_.v[1]));                                 \
+	} while (0)
+
+/* Check that holder V's descriptor was cut: pread fails with EBADF. */
+#define CHECK_CUT(vic)                                                                             \
+	do {                                                                                       \
+		struct msg m_ = ask_read(vic);                                                     \
+		CHECK(m_.v[0] == -1 && m_.v[1] == EBADF,                                           \
+		      "holder %d: read gave %lld (%s), expected EBADF", (int)(vic)->pid,           \
+		      (long long)m_.v[0], strerror((int)m_.v[1]));                                 \
+	} while (0)
+
+static inline const struct revoke_holder *find_holder(const struct revoke_report *rep, pid_t pid)
+{
+	for (size_t i = 0; rep && i < rep->nholders; i++)
+		if (rep->holders[i].pid == pid)
+			return &rep->holders[i];
+	return NULL;
+}
+
+static inline const struct revoke_ref *find_ref(const struct revoke_holder *h, int type)
+{
+	for (size_t i = 0; h && i < h->nrefs; i++)
+		if (h->refs[i].type == type)
+			return &h->refs[i];
+	return NULL;
+}
+
+/* From a thread of the test: wait (up to 2 s) until the revoke running in the
+ * main thread has seized PID, so that what follows lands while it is stopped. */
+static inline bool wait_traced(pid_t pid)
+{
+	for (int i = 0; i < 10000; i++) {
+		long t = proc_status_field(pid, "TracerPid");
+
+		if (t != 0)
+			return t > 0;
+		usleep(200);
+	}
+	return false;
+}
+
+/* revoke(PATH) through revoke_ex, so that a failure says which holder refused and why. */
+static inline int revoke_explained(const char *path)
+{
+	struct revoke_report *rep = NULL;
+	int r, e;
+
+	r = revoke_ex(&path, 1, NULL, &rep);
+	e = errno;
+	for (size_t i = 0; r < 0 && rep && i < rep->nholders; i++) {
+		const struct revoke_holder *h = &rep->holders[i];
+
+		fprintf(stderr, "  holder %d (%s): %s, error %d %s\n", (int)h->pid, h->comm,
+			revoke_state_name(h->state), h->error, h->reason);
+		for (size_t j = 0; j < h->nrefs; j++)
+			fprintf(stderr, "    %s %d: %s, error %d\n",
+				revoke_ref_type_name(h->refs[j].type), h->refs[j].fd,
+				revoke_state_name(h->refs[j].state), h->refs[j].error);
+	}
+	revoke_report_free(rep);
+	errno = e;
+	return r;
+}
+
+/* ---- a thread blocked in read() on another pipe ---- */
+
+static int g_pipe[2];
+static int g_fd = -1;
+
+static void *pipe_reader(void *arg)
+{
+	int sock = (int)(intptr_t)arg;
+	char buf[16] = {0};
+	ssize_t n;
+
+	send_msg(sock, MSG(gettid()));
+	errno = 0;
+	n = read(g_pipe[0], buf, sizeof(buf));
+	send_msg(sock, MSG(n, n < 0 ? errno : 0, buf[0]));
+	return NULL;
+}
+
+static void check_own_fd_dead(int sock)
+{
+	char b;
+	ssize_t r;
+
+	errno = 0;
+	r = read(g_fd, &b, 1);
+	send_msg(sock, MSG(r, r < 0 ? errno : 0));
+}
+
+static void v_blocked_read(int sock)
+{
+	pthread_t t;
+
+	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	if (pthread_create(&t, NULL, pipe_reader, (void *)(intptr_t)sock) != 0)
+		_exit(2);
+	pthread_join(t, NULL);
+	check_own_fd_dead(sock);
+	victim_recv(sock);
+}
+
+/* Check the victim's report of its own target descriptor: read gives EBADF. */
+static void check_victim_fd_dead(const struct victim *v)
+{
+	struct msg m = recv_msg(v);
+
+	CHECK(m.v[0] == -1 && m.v[1] == EBADF, "victim's target fd: read gave %lld (%s), not EBADF",
+	      (long long)m.v[0], strerror((int)m.v[1]));
+}
+
+static void t_blocked_read_other_pipe(void)
+{
+	struct victim v;
+	struct msg m;
+	pid_t tid;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	CHECK(pipe2(g_pipe, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
+	v = spawn(v_blocked_read);
+	tid = (pid_t)recv_msg(&v).v[0];
+	CHECK(wait_in_syscall(v.pid, tid, SYS_read, -1), "victim thread %d never blocked in read",
+	      tid);
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	CHECK(write(g_pipe[1], "data", 4) == 4, "write: %s", strerror(errno));
+	m = recv_msg(&v);
+	CHECK(m.v[0] == 4 && m.v[2] == 'd', "blocked pipe read returned %lld (%s), not the 4 bytes",
+	      (long long)m.v[0], strerror((int)m.v[1]));
+	check_victim_fd_dead(&v);
+}
+
+/* ---- nanosleep spanning a revoke ---- */
+
+#define SLEEP_NS 1500000000ull
+
+static void v_nanosleep(int sock)
+{
+	struct timespec ts = {.tv_sec = 1, .tv_nsec = 500000000L}, rem = {0, 0};
+	uint64_t t0;
+	int r, e;
+
+	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid()));
+	t0 = now_ns();
+	errno = 0;
+	r = nanosleep(&ts, &rem);
+	e = r < 0 ? errno : 0;
+	send_msg(sock, MSG(r, e, (int64_t)(now_ns() - t0)));
+	check_own_fd_dead(sock);
+	victim_recv(sock);
+}
+
+static void t_nanosleep_full_length(void)
+{
+	struct victim v;
+	struct msg m;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	v = spawn(v_nanosleep);
+	recv_msg(&v);
+	CHECK(wait_in_syscall(v.pid, v.pid, SYS_clock_nanosleep, SYS_nanosleep),
+	      "victim never slept in nanosleep");
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	m = recv_msg(&v);
+	CHECK(m.v[0] == 0, "nanosleep returned %lld errno %lld (%s)", (long long)m.v[0],
+	      (long long)m.v[1], m.v[1] == 512 ? "ERESTARTSYS leaked" : strerror((int)m.v[1]));
+	CHECK((uint64_t)m.v[2] >= SLEEP_NS, "nanosleep(1.5 s) slept only %lld ns",
+	      (long long)m.v[2]);
+	check_victim_fd_dead(&v);
+}
+
+/* ---- poll() restarts ---- */
+
+static void v_poll(int sock)
+{
+	struct pollfd pfd;
+	int r, e;
+
+	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	pfd = (struct pollfd){.fd = g_pipe[0], .events = POLLIN};
+	send_msg(sock, MSG(getpid()));
+	errno = 0;
+	r = poll(&pfd, 1, 20000);
+	e = r < 0 ? errno : 0;
+	send_msg(sock, MSG(r, e, pfd.revents));
+	check_own_fd_dead(sock);
+	victim_recv(sock);
+}
+
+static void t_poll_restarts(void)
+{
+	struct victim v;
+	struct msg m;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	CHECK(pipe2(g_pipe, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
+	v = spawn(v_poll);
+	recv_msg(&v);
+	CHECK(wait_in_syscall(v.pid, v.pid, SYS_poll, SYS_ppoll), "victim never blocked in poll");
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	/* Nothing may come back before the data does. */
+	CHECK(recv_msg_timeout(v.sock, &m, 300) == -ETIMEDOUT,
+	      "poll returned before any data: %lld (%s)", (long long)m.v[0], strerror((int)m.v[1]));
+	CHECK(write(g_pipe[1], "x", 1) == 1, "write: %s", strerror(errno));
+	m = recv_msg(&v);
+	CHECK(m.v[0] == 1 && (m.v[2] & POLLIN), "poll returned %lld (%s) revents %#llx",
+	      (long long)m.v[0], strerror((int)m.v[1]), (long long)m.v[2]);
+	check_victim_fd_dead(&v);
+}
+
+/* ---- futex wait restarts ---- */
+
+static _Atomic int *g_word;
+
+static void v_futex(int sock)
+{
+	long r;
+	int e;
+
+	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid()));
+	errno = 0;
+	r = syscall(SYS_futex, g_word, FUTEX_WAIT, 0, NULL, NULL, 0);
+	e = r < 0 ? errno : 0;
+	send_msg(sock, MSG(r, e, *g_word));
+	check_own_fd_dead(sock);
+	victim_recv(sock);
+}
+
+static void t_futex_restarts(void)
+{
+	struct victim v;
+	struct msg m;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	g_word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(g_word != MAP_FAILED, "mmap: %s", strerror(errno));
+	v = spawn(v_futex);
+	recv_msg(&v);
+	CHECK(wait_in_syscall(v.pid, v.pid, SYS_futex, -1), "victim never waited in futex");
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	CHECK(recv_msg_timeout(v.sock, &m, 300) == -ETIMEDOUT,
+	      "futex wait returned before the wake: %lld (%s)", (long long)m.v[0],
+	      strerror((int)m.v[1]));
+	CHECK(wait_in_syscall(v.pid, v.pid, SYS_futex, -1), "victim not back in futex wait");
+	*g_word = 1;
+	syscall(SYS_futex, g_word, FUTEX_WAKE, 1, NULL, NULL, 0);
+	m = recv_msg(&v);
+	/* 0 when woken; EAGAIN would only mean the word changed before it slept again. */
+	CHECK((m.v[0] == 0 || m.v[1] == EAGAIN) && m.v[2] == 1,
+	      "futex wait returned %lld errno %lld (%s), word %lld", (long long)m.v[0],
+	      (long long)m.v[1], strerror((int)m.v[1]), (long long)m.v[2]);
+	check_victim_fd_dead(&v);
+}
+
+/* ---- queued signals survive ---- */
+
+static volatile sig_atomic_t g_nrt, g_nusr1, g_rtsum;
+
+static void on_rt(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	g_nrt++;
+	g_rtsum += si->si_value.sival_int;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	g_nusr1++;
+}
+
+static bool g_block_signals = true;
+
+static void v_signals(int sock)
+{
+	struct sigaction sa = {.sa_sigaction = on_rt, .sa_flags = SA_SIGINFO | SA_RESTART};
+	struct sigaction su = {.sa_handler = on_usr1, .sa_flags = SA_RESTART};
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN);
+	sigaddset(&set, SIGUSR1);
+	if (g_block_signals)
+		sigprocmask(SIG_BLOCK, &set, NULL);
+	sigaction(SIGRTMIN, &sa, NULL);
+	sigaction(SIGUSR1, &su, NULL);
+	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid()));
+	victim_recv(sock); /* CMD_GO */
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	send_msg(sock, MSG(g_nrt, g_nusr1, g_rtsum));
+	check_own_fd_dead(sock);
+	victim_recv(sock);
+}
+
+static pid_t g_sig_target;
+
+/* Queues SIGRTMIN 5 times and SIGUSR1 once; with ARG, once the target is stopped. */
+static void *signal_sender(void *arg)
+{
+	if (arg)
+		wait_traced(g_sig_target);
+	for (int i = 1; i <= 5; i++)
+		sigqueue(g_sig_target, SIGRTMIN, (union sigval){.sival_int = i});
+	kill(g_sig_target, SIGUSR1);
+	return NULL;
+}
+
+static void check_signal_counts(const struct victim *v)
+{
+	struct msg m;
+
+	send_msg(v->sock, MSG(CMD_GO));
+	m = recv_msg(v);
+	CHECK(m.v[0] == 5 && m.v[2] == 15,
+	      "realtime signal delivered %lld times (values sum %lld), not 5", (long long)m.v[0],
+	      (long long)m.v[2]);
+	CHECK(m.v[1] == 1, "pending SIGUSR1 delivered %lld times, not once", (long long)m.v[1]);
+	check_victim_fd_dead(v);
+}
+
+static void t_signals_pending_kept(void)
+{
+	struct victim v;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	v = spawn(v_signals);
+	recv_msg(&v);
+	g_sig_target = v.pid;
+	signal_sender(NULL);
+	CHECK(wait_in_syscall(v.pid, v.pid, SYS_recvfrom, SYS_poll), "victim never blocked");
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	check_signal_counts(&v);
+}
+
+/* Signals (blocked in the victim) queued by a thread while revoke runs. */
+static void t_signals_queued_during(void)
+{
+	struct victim v;
+	pthread_t t;
+	int r;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	v = spawn(v_signals);
+	recv_msg(&v);
+	g_sig_target = v.pid;
+	CHECK(wait_in_syscall(v.pid, v.pid, SYS_recvfrom, SYS_poll), "victim never blocked");
+	CHECK(pthread_create(&t, NULL, signal_sender, "stopped") == 0, "pthread_create");
+	r = revoke(tpath);
+	pthread_join(t, NULL);
+	CHECK(r == 0, "revoke: %s", strerror(errno));
+	check_signal_counts(&v);
+}
+
+/* The same signals, not blocked: the handler runs for each, none is swallowed by a stop. */
+static void t_signals_unblocked_during(void)
+{
+	struct victim v;
+	pthread_t t;
+	int r;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	g_block_signals = false;
+	v = spawn(v_signals);
+	recv_msg(&v);
+	g_sig_target = v.pid;
+	CHECK(wait_in_syscall(v.pid, v.pid, SYS_recvfrom, SYS_poll), "victim never blocked");
+	CHECK(pthread_create(&t, NULL, signal_sender, "stopped") == 0, "pthread_create");
+	r = revoke(tpath);
+	pthread_join(t, NULL);
+	CHECK(r == 0, "revoke: %s", strerror(errno));
+	msleep(100);
+	check_signal_counts(&v);
+}
+
+/* ---- registers ---- */
+
+#ifdef __x86_64__
+struct regbox {
+	volatile int *flag;
+	uint64_t count;
+	uint8_t xin[256];
+	uint8_t xout[256];
+	double fin[8];
+	double fout[8];
+	uint64_t gin[11];
+	uint64_t gout[11];
+};
+
+#define O(f) [f] "i"(offsetof(struct regbox, f))
+
+static void __attribute__((noinline)) spin_with_registers(struct regbox *b)
+{
+	__asm__ volatile(
+	    /* xmm0-15 */
+	    "movdqu %c[xin]+0(%%rdi), %%xmm0\n\t"
+	    "movdqu %c[xin]+16(%%rdi), %%xmm1\n\t"
+	    "movdqu %c[xin]+32(%%rdi), %%xmm2\n\t"
+	    "movdqu %c[xin]+48(%%rdi), %%xmm3\n\t"
+	    "movdqu %c[xin]+64(%%rdi), %%xmm4\n\t"
+	    "movdqu %c[xin]+80(%%rdi), %%xmm5\n\t"
+	    "movdqu %c[xin]+96(%%rdi), %%xmm6\n\t"
+	    "movdqu %c[xin]+112(%%rdi), %%xmm7\n\t"
+	    "movdqu %c[xin]+128(%%rdi), %%xmm8\n\t"
+	    "movdqu %c[xin]+144(%%rdi), %%xmm9\n\t"
+	    "movdqu %c[xin]+160(%%rdi), %%xmm10\n\t"
+	    "movdqu %c[xin]+176(%%rdi), %%xmm11\n\t"
+	    "movdqu %c[xin]+192(%%rdi), %%xmm12\n\t"
+	    "movdqu %c[xin]+208(%%rdi), %%xmm13\n\t"
+	    "movdqu %c[xin]+224(%%rdi), %%xmm14\n\t"
+	    "movdqu %c[xin]+240(%%rdi), %%xmm15\n\t"
+	    /* the whole x87 stack */
+	    "fldl %c[fin]+0(%%rdi)\n\t"
+	    "fldl %c[fin]+8(%%rdi)\n\t"
+	    "fldl %c[fin]+16(%%rdi)\n\t"
+	    "fldl %c[fin]+24(%%rdi)\n\t"
+	    "fldl %c[fin]+32(%%rdi)\n\t"
+	    "fldl %c[fin]+40(%%rdi)\n\t"
+	    "fldl %c[fin]+48(%%rdi)\n\t"
+	    "fldl %c[fin]+56(%%rdi)\n\t"
+	    /* general registers, the syscall-clobbered ones included */
+	    "mov %c[gin]+0(%%rdi), %%rbx\n\t"
+	    "mov %c[gin]+8(%%rdi), %%rdx\n\t"
+	    "mov %c[gin]+16(%%rdi), %%rsi\n\t"
+	    "mov %c[gin]+24(%%rdi), %%r8\n\t"
+	    "mov %c[gin]+32(%%rdi), %%r9\n\t"
+	    "mov %c[gin]+40(%%rdi), %%r10\n\t"
+	    "mov %c[gin]+48(%%rdi), %%r11\n\t"
+	    "mov %c[gin]+56(%%rdi), %%r12\n\t"
+	    "mov %c[gin]+64(%%rdi), %%r13\n\t"
+	    "mov %c[gin]+72(%%rdi), %%r14\n\t"
+	    "mov %c[gin]+80(%%rdi), %%r15\n\t"
+	    "movabs $0x400000000, %%rcx\n\t"
+	    "1:\n\t"
+	    "mov (%%rdi), %%rax\n\t"
+	    "mov (%%rax), %%eax\n\t"
+	    "test %%eax, %%eax\n\t"
+	    "jnz 2f\n\t"
+	    "pause\n\t"
+	    "dec %%rcx\n\t"
+	    "jnz 1b\n\t"
+	    "2:\n\t"
+	    "mov %%rcx, %c[count](%%rdi)\n\t"
+	    "mov %%rbx, %c[gout]+0(%%rdi)\n\t"
+	    "mov %%rdx, %c[gout]+8(%%rdi)\n\t"
+	    "mov %%rsi, %c[gout]+16(%%rdi)\n\t"
+	    "mov %%r8, %c[gout]+24(%%rdi)\n\t"
+	    "mov %%r9, %c[gout]+32(%%rdi)\n\t"
+	    "mov %%r10, %c[gout]+40(%%rdi)\n\t"
+	    "mov %%r11, %c[gout]+48(%%rdi)\n\t"
+	    "mov %%r12, %c[gout]+56(%%rdi)\n\t"
+	    "mov %%r13, %c[gout]+64(%%rdi)\n\t"
+	    "mov %%r14, %c[gout]+72(%%rdi)\n\t"
+	    "mov %%r15, %c[gout]+80(%%rdi)\n\t"
+	    "fstpl %c[fout]+0(%%rdi)\n\t"
+	    "fstpl %c[fout]+8(%%rdi)\n\t"
+	    "fstpl %c[fout]+16(%%rdi)\n\t"
+	    "fstpl %c[fout]+24(%%rdi)\n\t"
+	    "fstpl %c[fout]+32(%%rdi)\n\t"
+	    "fstpl %c[fout]+40(%%rdi)\n\t"
+	    "fstpl %c[fout]+48(%%rdi)\n\t"
+	    "fstpl %c[fout]+56(%%rdi)\n\t"
+	    "movdqu %%xmm0, %c[xout]+0(%%rdi)\n\t"
+	    "movdqu %%xmm1, %c[xout]+16(%%rdi)\n\t"
+	    "movdqu %%xmm2, %c[xout]+32(%%rdi)\n\t"
+	    "movdqu %%xmm3, %c[xout]+48(%%rdi)\n\t"
+	    "movdqu %%xmm4, %c[xout]+64(%%rdi)\n\t"
+	    "movdqu %%xmm5, %c[xout]+80(%%rdi)\n\t"
+	    "movdqu %%xmm6, %c[xout]+96(%%rdi)\n\t"
+	    "movdqu %%xmm7, %c[xout]+112(%%rdi)\n\t"
+	    "movdqu %%xmm8, %c[xout]+128(%%rdi)\n\t"
+	    "movdqu %%xmm9, %c[xout]+144(%%rdi)\n\t"
+	    "movdqu %%xmm10, %c[xout]+160(%%rdi)\n\t"
+	    "movdqu %%xmm11, %c[xout]+176(%%rdi)\n\t"
+	    "movdqu %%xmm12, %c[xout]+192(%%rdi)\n\t"
+	    "movdqu %%xmm13, %c[xout]+208(%%rdi)\n\t"
+	    "movdqu %%xmm14, %c[xout]+224(%%rdi)\n\t"
+	    "movdqu %%xmm15, %c[xout]+240(%%rdi)\n\t"
+	    :
+	    : "D"(b), O(xin), O(xout), O(fin), O(fout), O(gin), O(gout), O(count)
+	    : "rax", "rbx", "rcx", "rdx", "rsi", "r8", "r9", "r10", "r11", "r12", "r13", "r14",
+	      "r15", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
+	      "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)",
+	      "st(4)", "st(5)", "st(6)", "st(7)", "memory", "cc");
+}
+
+static void v_registers(int sock)
+{
+	struct regbox *b = calloc(1, sizeof(*b));
+	int64_t xbad = 0, fbad = 0, gbad = 0;
+
+	if (!b)
+		_exit(2);
+	b->flag = (volatile int *)g_word;
+	for (int i = 0; i < 256; i++)
+		b->xin[i] = (uint8_t)(i * 7 + 3);
+	for (int i = 0; i < 8; i++)
+		b->fin[i] = 1.25 + i * 3.5;
+	for (int i = 0; i < 11; i++)
+		b->gin[i] = 0x0123456789abcdefull ^ ((uint64_t)(i + 1) * 0x1111111111111111ull);
+	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid()));
+	spin_with_registers(b);
+	for (int i = 0; i < 16; i++)
+		if (memcmp(b->xin + 16 * i, b->xout + 16 * i, 16) != 0)
+			xbad |= 1ll << i;
+	for (int i = 0; i < 8; i++)
+		if (b->fout[i] != b->fin[7 - i])
+			fbad |= 1ll << i;
+	for (int i = 0; i < 11; i++)
+		if (b->gout[i] != b->gin[i])
+			gbad |= 1ll << i;
+	send_msg(sock, MSG(xbad, fbad, gbad, (int64_t)b->count));
+	check_own_fd_dead(sock);
+	victim_recv(sock);
+}
+
+#endif /* __x86_64__ */
+
+static void t_registers_intact(void)
+{
+#ifndef __x86_64__
+	SKIP("the register check is written for x86_64");
+#else
+	struct victim v;
+	struct msg m;
+	char path[64], buf[64];
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	g_word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(g_word != MAP_FAILED, "mmap: %s", strerror(errno));
+	v = spawn(v_registers);
+	recv_msg(&v);
+	/* Let it reach the loop: running in user space, not in a syscall. */
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)v.pid);
+	for (int i = 0; i < 500; i++) {
+		msleep(10);
+		if (read_proc(path, buf, sizeof(buf)) == 0 && strncmp(buf, "running", 7) == 0)
+			break;
+	}
+	msleep(50);
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	*g_word = 1;
+	m = recv_msg(&v);
+	CHECK(m.v[3] != 0, "the register loop ran out before the revoke ended");
+	CHECK(m.v[0] == 0, "xmm registers changed (mask %#llx)", (long long)m.v[0]);
+	CHECK(m.v[1] == 0, "x87 registers changed (mask %#llx)", (long long)m.v[1]);
+	CHECK(m.v[2] == 0, "general registers changed (mask %#llx: rbx rdx rsi r8-r15)",
+	      (long long)m.v[2]);
+	check_victim_fd_dead(&v);
+#endif
+}
+
+/* ---- a SIGSTOPped holder stays stopped ---- */
+
+static void v_idle(int sock)
+{
+	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid(), g_fd));
+	victim_recv(sock);
+	check_own_fd_dead(sock);
+	victim_recv(sock);
+}
+
+static void t_sigstopped_stays_stopped(void)
+{
+	struct victim v;
+	struct stat st;
+	int fd, i;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
+	v = spawn(v_idle);
+	fd = (int)recv_msg(&v).v[1];
+	CHECK(kill(v.pid, SIGSTOP) == 0, "kill: %s", strerror(errno));
+	for (i = 0; i < 500 && proc_state(v.pid) != 'T'; i++)
+		msleep(10);
+	CHECK(proc_state(v.pid) == 'T', "victim did not stop: state %c", proc_state(v.pid));
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	for (i = 0; i < 5; i++) {
+		char s = proc_state(v.pid);
+		CHECK(s == 'T', "victim state %c after revoke, expected T (stopped)", s);
+		msleep(40);
+	}
+	CHECK(proc_status_field(v.pid, "TracerPid") == 0, "victim still traced");
+	CHECK(!proc_fd_is(v.pid, fd, &st), "victim's fd %d still refers to the target", fd);
+	CHECK(kill(v.pid, SIGCONT) == 0, "kill: %s", strerror(errno));
+	send_msg(v.sock, MSG(CMD_GO));
+	check_victim_fd_dead(&v);
+}
+
+/* ---- a holder under a seccomp filter that kills on dup3 ---- */
+
+static void v_seccomp(int sock)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+
+	if (!ctx || seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, SCMP_SYS(dup3), 0) < 0 ||
+	    seccomp_load(ctx) < 0)
+		_exit(5);
+	seccomp_release(ctx);
+	v_idle(sock);
+}
+
+static void t_seccomp_kill_dup3_survives(void)
+{
+	struct victim v;
+	struct msg m;
+
+	if (geteuid() != 0)
+		SKIP("needs root (PTRACE_O_SUSPEND_SECCOMP)");
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	v = spawn(v_seccomp);
+	m = recv_msg(&v);
+	(void)m;
+	CHECK(proc_status_field(v.pid, "Seccomp") == 2, "victim has no seccomp filter");
+	CHECK(wait_in_syscall(v.pid, v.pid, SYS_recvfrom, SYS_poll), "victim never blocked");
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	msleep(50);
+	CHECK(proc_state(v.pid) != 'Z' && proc_state(v.pid) != 0, "the seccomp'd victim died");
+	send_msg(v.sock, MSG(CMD_GO));
+	check_victim_fd_dead(&v);
+	CHECK(proc_status_field(v.pid, "Seccomp") == 2, "victim's seccomp filter gone");
+}
+
+/* ---- many threads, some blocked in read on the target FIFO ---- */
+
+#define NTHREADS 8
+#define NREADERS 4
+
+static int g_go[2];
+static int g_sock;
+
+static void *fifo_thread(void *arg)
+{
+	int idx = (int)(intptr_t)arg;
+	char b;
+	ssize_t r;
+
+	if (idx >= NREADERS) /* wait for the test's go, then touch the fd */
+		while (read(g_go[0], &b, 1) < 0 && errno == EINTR)
+			;
+	errno = 0;
+	r = read(g_fd, &b, 1);
+	send_msg(g_sock, MSG(idx, r, r < 0 ? errno : 0));
+	return NULL;
+}
+
+static _Atomic pid_t g_tids[NTHREADS];
+
+static void *fifo_thread_start(void *arg)
+{
+	g_tids[(intptr_t)arg] = gettid();
+	return fifo_thread(arg);
+}
+
+static void v_threads(int sock)
+{
+	pthread_t t[NTHREADS];
+
+	g_sock = sock;
+	g_fd = open(tpath, O_RDWR | O_CLOEXEC);
+	if (g_fd < 0 || pipe2(g_go, O_CLOEXEC) < 0)
+		_exit(2);
+	for (intptr_t i = 0; i < NTHREADS; i++)
+		if (pthread_create(&t[i], NULL, fifo_thread_start, (void *)i) != 0)
+			_exit(2);
+	for (int i = 0; i < 1000; i++) {
+		int n = 0;
+		for (int j = 0; j < NTHREADS; j++)
+			n += g_tids[j] != 0;
+		if (n == NTHREADS)
+			break;
+		msleep(5);
+	}
+	send_msg(sock, MSG(g_tids[0], g_tids[1], g_tids[2], g_tids[3], g_tids[4], g_tids[5],
+			   g_tids[6], g_tids[7]));
+	victim_recv(sock); /* go */
+	if (write(g_go[1], "xxxxxxxx", NTHREADS - NREADERS) < 0)
+		_exit(2);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	send_msg(sock, MSG(-1, getpid()));
+	victim_recv(sock);
+}
+
+static void t_many_threads_fifo(void)
+{
+	struct victim v;
+	struct msg m;
+	bool seen[NTHREADS] = {false};
+
+	make_scratch();
+	CHECK(mkfifo(tpath, 0600) == 0, "mkfifo: %s", strerror(errno));
+	v = spawn(v_threads);
+	m = recv_msg(&v);
+	for (int i = 0; i < NTHREADS; i++)
+		CHECK(m.v[i] > 0, "thread %d never started", i);
+	for (int i = 0; i < NREADERS; i++)
+		CHECK(wait_in_syscall(v.pid, (pid_t)m.v[i], SYS_read, -1),
+		      "thread %d never blocked in read", i);
+	for (int i = NREADERS; i < NTHREADS; i++)
+		CHECK(wait_in_syscall(v.pid, (pid_t)m.v[i], SYS_read, -1),
+		      "thread %d never blocked", i);
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	for (int i = 0; i < NREADERS; i++) {
+		m = recv_msg(&v);
+		CHECK(m.v[0] >= 0 && m.v[0] < NREADERS && !seen[m.v[0]], "unexpected report %lld",
+		      (long long)m.v[0]);
+		seen[m.v[0]] = true;
+		CHECK(m.v[1] == -1 && m.v[2] == EBADF,
+		      "reader thread %lld: blocked read returned %lld (%s), not EBADF",
+		      (long long)m.v[0], (long long)m.v[1], strerror((int)m.v[2]));
+	}
+	send_msg(v.sock, MSG(CMD_GO));
+	for (int i = NREADERS; i < NTHREADS; i++) {
+		m = recv_msg(&v);
+		CHECK(m.v[0] >= NREADERS && m.v[0] < NTHREADS && !seen[m.v[0]],
+		      "unexpected report %lld", (long long)m.v[0]);
+		seen[m.v[0]] = true;
+		CHECK(m.v[1] == -1 && m.v[2] == EBADF,
+		      "thread %lld: read returned %lld (%s), not EBADF", (long long)m.v[0],
+		      (long long)m.v[1], strerror((int)m.v[2]));
+	}
+	m = recv_msg(&v);
+	CHECK(m.v[0] == -1 && m.v[1] == v.pid, "victim did not survive");
+}
+
+/* ---- a holder whose main thread has exited (zombie leader) ---- */
+
+static void *leader_gone_thread(void *arg)
+{
+	int sock = (int)(intptr_t)arg;
+
+	send_msg(sock, MSG(gettid()));
+	victim_recv(sock);
+	check_own_fd_dead(sock);
+	victim_recv(sock);
+	_exit(0);
+}
+
+static void v_leader_gone(int sock)
+{
+	pthread_t t;
+
+	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	if (pthread_create(&t, NULL, leader_gone_thread, (void *)(intptr_t)sock) != 0)
+		_exit(2);
+	pthread_exit(NULL);
+}
+
+static void t_zombie_leader_threads(void)
+{
+	struct victim v;
+	pid_t tid;
+	int i;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	v = spawn(v_leader_gone);
+	tid = (pid_t)recv_msg(&v).v[0];
+	for (i = 0; i < 500 && proc_state(v.pid) != 'Z'; i++)
+		msleep(10);
+	CHECK(proc_state(v.pid) == 'Z', "leader did not exit");
+	CHECK(wait_in_syscall(v.pid, tid, SYS_recvfrom, SYS_poll), "thread never blocked");
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	send_msg(v.sock, MSG(CMD_GO));
+	check_victim_fd_dead(&v);
+}
+
+/* ---- a handled signal during the revoke still interrupts a read (EINTR) ---- */
+
+static void v_interruptible_read(int sock)
+{
+	struct sigaction su = {.sa_handler = on_usr1, .sa_flags = 0}; /* no SA_RESTART */
+	char buf[8];
+	ssize_t n;
+
+	sigaction(SIGUSR1, &su, NULL);
+	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid()));
+	errno = 0;
+	n = read(g_pipe[0], buf, sizeof(buf));
+	send_msg(sock, MSG(n, n < 0 ? errno : 0, g_nusr1));
+	victim_recv(sock); /* the signal may have come before the revoke: wait for its end */
+	check_own_fd_dead(sock);
+	victim_recv(sock);
+}
+
+static void *usr1_sender(void *arg)
+{
+	(void)arg;
+	wait_traced(g_sig_target);
+	kill(g_sig_target, SIGUSR1);
+	return NULL;
+}
+
+static void t_signal_interrupts_read_during(void)
+{
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	CHECK(pipe2(g_pipe, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
+	for (int round = 0; round < 5; round++) {
+		struct victim v = spawn(v_interruptible_read);
+		pthread_t t;
+		struct msg m;
+		int r;
+
+		recv_msg(&v);
+		CHECK(wait_in_syscall(v.pid, v.pid, SYS_read, -1), "victim never blocked in read");
+		g_sig_target = v.pid;
+		CHECK(pthread_create(&t, NULL, usr1_sender, NULL) == 0, "pthread_create");
+		r = revoke_explained(tpath);
+		pthread_join(t, NULL);
+		CHECK(r == 0, "round %d: revoke: %s", round, strerror(errno));
+		m = recv_msg(&v);
+		CHECK(m.v[0] == -1 && m.v[1] == EINTR && m.v[2] == 1,
+		      "round %d: read returned %lld (%s) with the handler run %lld times; expected "
+		      "EINTR "
+		      "once",
+		      round, (long long)m.v[0], strerror((int)m.v[1]), (long long)m.v[2]);
+		send_msg(v.sock, MSG(CMD_GO));
+		check_victim_fd_dead(&v);
+		close(v.sock);
+		unlink(tpath);
+		make_file(tpath, "hello", 0);
+	}
+}
+
+/* ---- a SIGSTOP that arrives during the revoke is not lost ---- */
+
+static void *stop_sender(void *arg)
+{
+	(void)arg;
+	wait_traced(g_sig_target);
+	kill(g_sig_target, SIGSTOP);
+	return NULL;
+}
+
+static void t_sigstop_during_revoke_kept(void)
+{
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	for (int round = 0; round < 4; round++) {
+		struct victim v = spawn(v_idle);
+		pthread_t t;
+		int r, i;
+
+		recv_msg(&v);
+		CHECK(wait_in_syscall(v.pid, v.pid, SYS_recvfrom, SYS_poll),
+		      "victim never blocked");
+		g_sig_target = v.pid;
+		CHECK(pthread_create(&t, NULL, stop_sender, NULL) == 0, "pthread_create");
+		r = revoke_explained(tpath);
+		pthread_join(t, NULL);
+		CHECK(r == 0, "round %d: revoke: %s", round, strerror(errno));
+		for (i = 0; i < 200 && proc_state(v.pid) != 'T'; i++)
+			msleep(10);
+		CHECK(proc_state(v.pid) == 'T', "round %d: SIGSTOP lost: victim state %c", round,
+		      proc_state(v.pid));
+		CHECK(proc_status_field(v.pid, "TracerPid") == 0, "round %d: victim left traced",
+		      round);
+		CHECK(kill(v.pid, SIGCONT) == 0, "kill: %s", strerror(errno));
+		send_msg(v.sock, MSG(CMD_GO));
+		check_victim_fd_dead(&v);
+		close(v.sock);
+		unlink(tpath);
+		make_file(tpath, "hello", 0);
+	}
+}
+
+/* ---- a CLONE_FILES sibling blocked in read on the target FIFO ---- */
+
+static int clone_files_child(void *arg)
+{
+	int sock = (int)(intptr_t)arg;
+	struct timespec ts = {.tv_sec = 30, .tv_nsec = 0};
+	char b;
+	ssize_t r;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	send_msg(sock, MSG(getpid()));
+	errno = 0;
+	r = read(g_fd, &b, 1);
+	send_msg(sock, MSG(r, r < 0 ? errno : 0));
+	nanosleep(&ts, NULL);
+	return 0;
+}
+
+static void v_clone_files(int sock)
+{
+	static char stack[256 * 1024] __attribute__((aligned(16)));
+
+	g_fd = open(tpath, O_RDWR | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	if (clone(clone_files_child, stack + sizeof(stack), CLONE_FILES | SIGCHLD,
+		  (void *)(intptr_t)sock) < 0)
+		_exit(2);
+	victim_recv(sock);
+}
+
+static void t_clone_files_blocked_reader(void)
+{
+	struct victim v;
+	struct msg m;
+	pid_t child;
+	int r;
+
+	make_scratch();
+	CHECK(mkfifo(tpath, 0600) == 0, "mkfifo: %s", strerror(errno));
+	v = spawn(v_clone_files);
+	child = (pid_t)recv_msg(&v).v[0];
+	CHECK(child != v.pid, "no CLONE_FILES process");
+	CHECK(wait_in_syscall(child, child, SYS_read, -1),
+	      "CLONE_FILES process never blocked in read");
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	r = recv_msg_timeout(v.sock, &m, 3000);
+	CHECK(r == 0, "the CLONE_FILES process is still blocked in read on the revoked FIFO");
+	CHECK(m.v[0] == -1 && m.v[1] == EBADF, "its read returned %lld (%s), not EBADF",
+	      (long long)m.v[0], strerror((int)m.v[1]));
+}
+
+/* ---- waitpid() for a child restarts ---- */
+
+static void v_waiter(int sock)
+{
+	pid_t child, r;
+	int status = 0, e;
+
+	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	child = fork();
+	if (child == 0) {
+		char b;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		while (read(g_pipe[0], &b, 1) < 0 && errno == EINTR)
+			;
+		_exit(42);
+	}
+	send_msg(sock, MSG(getpid(), child));
+	errno = 0;
+	r = waitpid(child, &status, 0);
+	e = r < 0 ? errno : 0;
+	send_msg(sock, MSG(r, e, status));
+	check_own_fd_dead(sock);
+	victim_recv(sock);
+}
+
+static void t_waitpid_restarts(void)
+{
+	struct victim v;
+	struct msg m;
+	pid_t child;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	CHECK(pipe2(g_pipe, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
+	v = spawn(v_waiter);
+	child = (pid_t)recv_msg(&v).v[1];
+	CHECK(wait_in_syscall(v.pid, v.pid, SYS_wait4, SYS_waitid), "victim never waited");
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	CHECK(recv_msg_timeout(v.sock, &m, 300) == -ETIMEDOUT,
+	      "waitpid returned before the child exited: %lld (%s)", (long long)m.v[0],
+	      strerror((int)m.v[1]));
+	CHECK(write(g_pipe[1], "x", 1) == 1, "write: %s", strerror(errno));
+	m = recv_msg(&v);
+	CHECK(m.v[0] == child && WIFEXITED((int)m.v[2]) && WEXITSTATUS((int)m.v[2]) == 42,
+	      "waitpid returned %lld (%s) status %#llx, expected child %d exiting 42",
+	      (long long)m.v[0], strerror((int)m.v[1]), (long long)m.v[2], (int)child);
+	check_victim_fd_dead(&v);
+}
+
+/* ---- pause() is not woken by the revoke, only by the signal ---- */
+
+static void v_pauser(int sock)
+{
+	struct sigaction su = {.sa_handler = on_usr1, .sa_flags = SA_RESTART};
+	int r, e;
+
+	sigaction(SIGUSR1, &su, NULL);
+	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid()));
+	errno = 0;
+	r = pause();
+	e = errno;
+	send_msg(sock, MSG(r, e, g_nusr1));
+	check_own_fd_dead(sock);
+	victim_recv(sock);
+}
+
+static void t_pause_not_woken(void)
+{
+	struct victim v;
+	struct msg m;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	v = spawn(v_pauser);
+	recv_msg(&v);
+	CHECK(wait_in_syscall(v.pid, v.pid, SYS_pause, SYS_rt_sigsuspend), "victim never paused");
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	CHECK(recv_msg_timeout(v.sock, &m, 300) == -ETIMEDOUT,
+	      "pause returned without a signal: %lld (%s)", (long long)m.v[0],
+	      strerror((int)m.v[1]));
+	CHECK(kill(v.pid, SIGUSR1) == 0, "kill: %s", strerror(errno));
+	m = recv_msg(&v);
+	CHECK(m.v[0] == -1 && m.v[1] == EINTR && m.v[2] == 1,
+	      "pause returned %lld (%s) with the handler run %lld times", (long long)m.v[0],
+	      strerror((int)m.v[1]), (long long)m.v[2]);
+	check_victim_fd_dead(&v);
+}
+
+/* ---- a holder that is itself a tracer keeps its tracee ---- */
+
+static pid_t g_tracee;
+
+static void v_tracer_holder(int sock)
+{
+	int status = 0, e;
+	pid_t r;
+
+	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	if (ptrace(PTRACE_SEIZE, g_tracee, 0, 0) < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid()));
+	errno = 0;
+	r = waitpid(g_tracee, &status, __WALL);
+	e = r < 0 ? errno : 0;
+	send_msg(sock, MSG(r, e, status));
+	if (r == g_tracee && WIFSTOPPED(status))
+		ptrace(PTRACE_CONT, g_tracee, 0, (void *)(long)WSTOPSIG(status));
+	check_own_fd_dead(sock);
+	victim_recv(sock);
+}
+
+static void v_plain(int sock)
+{
+	struct sigaction su = {.sa_handler = on_usr1, .sa_flags = SA_RESTART};
+
+	sigaction(SIGUSR1, &su, NULL);
+	send_msg(sock, MSG(getpid()));
+	for (int i = 0; i < 100; i++) {
+		victim_recv(sock);
+		send_msg(sock, MSG(g_nusr1));
+	}
+}
+
+static void t_tracer_holder_keeps_tracee(void)
+{
+	struct victim x, t;
+	struct msg m;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	x = spawn(v_plain);
+	recv_msg(&x);
+	g_tracee = x.pid;
+	t = spawn(v_tracer_holder);
+	recv_msg(&t);
+	CHECK(proc_status_field(x.pid, "TracerPid") == t.pid, "tracee not traced by the holder");
+	CHECK(wait_in_syscall(t.pid, t.pid, SYS_wait4, SYS_waitid), "tracer never waited");
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	CHECK(proc_status_field(x.pid, "TracerPid") == t.pid,
+	      "the holder's tracee now has TracerPid %ld, not the holder %d",
+	      proc_status_field(x.pid, "TracerPid"), (int)t.pid);
+	CHECK(recv_msg_timeout(t.sock, &m, 300) == -ETIMEDOUT,
+	      "the tracer's waitpid returned early: %lld (%s) status %#llx", (long long)m.v[0],
+	      strerror((int)m.v[1]), (long long)m.v[2]);
+	CHECK(kill(x.pid, SIGUSR1) == 0, "kill: %s", strerror(errno));
+	m = recv_msg(&t);
+	CHECK(m.v[0] == x.pid && WIFSTOPPED((int)m.v[2]) && WSTOPSIG((int)m.v[2]) == SIGUSR1,
+	      "the tracer's waitpid gave %lld (%s) status %#llx, not the tracee's SIGUSR1 stop",
+	      (long long)m.v[0], strerror((int)m.v[1]), (long long)m.v[2]);
+	check_victim_fd_dead(&t);
+	send_msg(x.sock, MSG(CMD_GO));
+	m = recv_msg(&x);
+	CHECK(m.v[0] == 1, "tracee's handler ran %lld times", (long long)m.v[0]);
+}
+
+TEST_MAIN("revoke-transparent", {"blocked_read_other_pipe", t_blocked_read_other_pipe, 30},
+	  {"nanosleep_full_length", t_nanosleep_full_length, 30},
+	  {"poll_restarts", t_poll_restarts, 30}, {"futex_restarts", t_futex_restarts, 30},
+	  {"signals_pending_kept", t_signals_pending_kept, 30},
+	  {"signals_queued_during", t_signals_queued_during, 30},
+	  {"signals_unblocked_during", t_signals_unblocked_during, 30},
+	  {"registers_intact", t_registers_intact, 60},
+	  {"sigstopped_stays_stopped", t_sigstopped_stays_stopped, 30},
+	  {"seccomp_kill_dup3_survives", t_seccomp_kill_dup3_survives, 30},
+	  {"many_threads_fifo", t_many_threads_fifo, 30},
+	  {"zombie_leader_threads", t_zombie_leader_threads, 30},
+	  {"signal_interrupts_read_during", t_signal_interrupts_read_during, 40},
+	  {"sigstop_during_revoke_kept", t_sigstop_during_revoke_kept, 40},
+	  {"clone_files_blocked_reader", t_clone_files_blocked_reader, 30},
+	  {"waitpid_restarts", t_waitpid_restarts, 30}, {"pause_not_woken", t_pause_not_woken, 30},
+	  {"tracer_holder_keeps_tracee", t_tracer_holder_keeps_tracee, 30}, )

@@ -1,0 +1,939 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Conformance, part 2: references that live outside the fd tables and the
+ * mappings — io_uring fixed files, descriptors in flight in SCM_RIGHTS
+ * messages, a working directory, a root directory, an executable. The
+ * userspace engine cannot cut them: it must report them (UNREACHABLE), fail
+ * with EBUSY and touch nothing, or with REVOKE_BEST_EFFORT cut the rest. The
+ * native engine cuts them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <liburing.h>
+
+#include "harness.h"
+#include "revoke.h"
+/* ---- small local helpers (each conformance file carries its own copy) ---- */
+
+/* One message between a victim and the test (SOCK_SEQPACKET keeps them whole). */
+struct msg {
+	int64_t v[8];
+};
+#define MSG(...) ((struct msg){{__VA_ARGS__}})
+
+struct victim {
+	pid_t pid;
+	int sock; /* the test's end */
+};
+
+static char tdir[64];	/* the case's scratch directory */
+static char tpath[128]; /* the target file */
+
+static inline int rm_one(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		rmdir(p);
+	else
+		unlink(p);
+	return 0;
+}
+
+/*
+ * Scratch directory removed by a detached helper once every process of the
+ * case is gone: the harness SIGKILLs the case's process group, so a failing
+ * case cannot clean up after itself. The helper leaves that group and waits
+ * for EOF on a pipe whose write end every process of the case holds.
+ */
+static inline void make_scratch(void)
+{
+	int p[2];
+	pid_t pid;
+
+	snprintf(tdir, sizeof(tdir), "/tmp/revoke-conf2-XXXXXX");
+	CHECK(mkdtemp(tdir), "mkdtemp: %s", strerror(errno));
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		char c;
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		setpgid(0, 0);
+		alarm(900);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		dup2(p[0], 3);
+		close_range(4, ~0U, 0);
+		while (read(3, &c, 1) < 0 && errno == EINTR)
+			;
+		nftw(tdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		_exit(0);
+	}
+	setpgid(pid, pid); /* also here: the case may end before the helper runs */
+	close(p[0]);
+	/* p[1] stays open (close-on-exec) until the case exits. */
+	snprintf(tpath, sizeof(tpath), "%s/target", tdir);
+}
+
+static inline void make_file(const char *path, const char *content, size_t size)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	CHECK(fd >= 0, "create %s: %s", path, strerror(errno));
+	CHECK(write(fd, content, strlen(content)) == (ssize_t)strlen(content), "write: %s",
+	      strerror(errno));
+	if (size)
+		CHECK(ftruncate(fd, size) == 0, "ftruncate: %s", strerror(errno));
+	close(fd);
+}
+
+static inline void send_msg(int sock, struct msg m)
+{
+	while (send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+/* Receive one message within TIMEOUT_MS: 0, -ETIMEDOUT, -EPIPE (peer gone) or -errno. */
+static inline int recv_msg_timeout(int sock, struct msg *m, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = sock, .events = POLLIN};
+	ssize_t n;
+	int r;
+
+	do
+		r = poll(&pfd, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -ETIMEDOUT;
+	do
+		n = recv(sock, m, sizeof(*m), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n != sizeof(*m))
+		return -EPIPE;
+	return 0;
+}
+
+static inline char proc_state(pid_t pid);
+static inline long proc_status_field(pid_t pid, const char *key);
+
+static inline struct msg recv_msg(const struct victim *v)
+{
+	struct msg m;
+	int r = recv_msg_timeout(v->sock, &m, 15000);
+
+	CHECK(r == 0, "no message from victim %d (state %c, TracerPid %ld): %s", (int)v->pid,
+	      proc_state(v->pid), proc_status_field(v->pid, "TracerPid"), strerror(-r));
+	return m;
+}
+
+/* Victim side: wait for the next command (or die with the test). */
+static inline struct msg victim_recv(int sock)
+{
+	struct msg m;
+	int r = recv_msg_timeout(sock, &m, -1);
+
+	if (r < 0)
+		_exit(3);
+	return m;
+}
+
+/* Fork a victim running FN(sock); it dies with the test (PR_SET_PDEATHSIG). */
+static inline struct victim spawn(void (*fn)(int sock))
+{
+	pid_t parent = getpid(), pid;
+	int sv[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0, "socketpair: %s",
+	      strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		close(sv[0]);
+		fn(sv[1]);
+		_exit(0);
+	}
+	close(sv[1]);
+	return (struct victim){.pid = pid, .sock = sv[0]};
+}
+
+/* Read a small /proc file into BUF; 0 or -errno. */
+static inline int read_proc(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return 0;
+}
+
+/* The state letter of /proc/PID/stat (after the last ')'), or 0. */
+static inline char proc_state(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+/* A "Key:" field of /proc/PID/status as a number, or -1. */
+static inline long proc_status_field(pid_t pid, const char *key)
+{
+	char path[64], buf[4096], *p;
+	size_t klen = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, key, klen) == 0 && p[klen] == ':')
+			return strtol(p + klen + 1, NULL, 10);
+	return -1;
+}
+
+/* Whether fd FD of PID refers to the file ST describes. */
+static inline bool proc_fd_is(pid_t pid, int fd, const struct stat *st)
+{
+	char path[64];
+	struct stat s;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	if (stat(path, &s) < 0)
+		return false;
+	return s.st_dev == st->st_dev && s.st_ino == st->st_ino;
+}
+
+static inline void msleep(unsigned int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The state letter of thread TID of PID. */
+static inline char task_state(pid_t pid, pid_t tid)
+{
+	char path[80], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Wait (up to 5 s) until thread TID of PID sleeps in syscall NR or ALT (-1: none). */
+static inline bool wait_in_syscall(pid_t pid, pid_t tid, long nr, long alt)
+{
+	char path[80], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	for (int i = 0; i < 500; i++) {
+		if (read_proc(path, buf, sizeof(buf)) == 0 && buf[0] >= '0' && buf[0] <= '9') {
+			long n = strtol(buf, NULL, 10);
+			char st = task_state(pid, tid);
+			if ((n == nr || n == alt) && (st == 'S' || st == 'D'))
+				return true;
+		}
+		msleep(10);
+	}
+	return false;
+}
+
+/* ---- a plain holder: opens the target and answers commands ---- */
+enum { CMD_READ = 1, CMD_QUIT, CMD_GO };
+
+static inline void holder_loop(int sock, int fd)
+{
+	for (int i = 0; i < 10000; i++) {
+		struct msg m = victim_recv(sock);
+		char b[8] = {0};
+		ssize_t r;
+
+		if (m.v[0] == CMD_QUIT)
+			_exit(0);
+		if (m.v[0] != CMD_READ)
+			continue;
+		errno = 0;
+		r = pread(fd, b, 5, 0);
+		send_msg(sock, MSG(r, r < 0 ? errno : 0, b[0]));
+	}
+	_exit(4);
+}
+
+static inline void holder_main(int sock)
+{
+	int fd = open(tpath, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid(), fd));
+	holder_loop(sock, fd);
+}
+
+/* Ask a holder to pread its descriptor: v[0] result, v[1] errno, v[2] first byte. */
+static inline struct msg ask_read(const struct victim *v)
+{
+	send_msg(v->sock, MSG(CMD_READ));
+	return recv_msg(v);
+}
+
+/* Check that holder V still reads the target's first bytes ("hello"). */
+#define CHECK_READS(vic)                                                                           \
+	do {                                                                                       \
+		struct msg m_ = ask_read(vic);                                                     \
+		CHECK(m_.v[0] == 5 && m_.v[2] == 'h',                                              \
+		      "holder %d: read gave %lld (%s), not 5 bytes", (int)(vic)->pid,              \
+		      (long long)m_.v[0], strerror((int)m_.v[1]));                                 \
+	} while (0)
+
+/* Check that holder V's descriptor was cut: pread fails with EBADF. */
+#define CHECK_CUT(vic)                                                                             \
+	do {                                                                                       \
+		struct msg m_ = ask_read(vic);                                                     \
+		CHECK(m_.v[0] == -1 && m_.v[1] == EBADF,                                           \
+		      "holder %d: read gave %lld (%s), expected EBADF", (int)(vic)->pid,           \
+		      (long long)m_.v[0], strerror((int)m_.v[1]));                                 \
+	} while (0)
+
+static inline const struct revoke_holder *find_holder(const struct revoke_report *rep, pid_t pid)
+{
+	for (size_t i = 0; rep && i < rep->nholders; i++)
+		if (rep->holders[i].pid == pid)
+			return &rep->holders[i];
+	return NULL;
+}
+
+static inline const struct revoke_ref *find_ref(const struct revoke_holder *h, int type)
+{
+	for (size_t i = 0; h && i < h->nrefs; i++)
+		if (h->refs[i].type == type)
+			return &h->refs[i];
+	return NULL;
+}
+
+/* revoke(PATH) through revoke_ex, so that a failure says which holder refused and why. */
+static inline int revoke_explained(const char *path)
+{
+	struct revoke_report *rep = NULL;
+	int r, e;
+
+	r = revoke_ex(&path, 1, NULL, &rep);
+	e = errno;
+	for (size_t i = 0; r < 0 && rep && i < rep->nholders; i++) {
+		const struct revoke_holder *h = &rep->holders[i];
+
+		fprintf(stderr, "  holder %d (%s): %s, error %d %s\n", (int)h->pid, h->comm,
+			revoke_state_name(h->state), h->error, h->reason);
+		for (size_t j = 0; j < h->nrefs; j++)
+			fprintf(stderr, "    %s %d: %s, error %d\n",
+				revoke_ref_type_name(h->refs[j].type), h->refs[j].fd,
+				revoke_state_name(h->refs[j].state), h->refs[j].error);
+	}
+	revoke_report_free(rep);
+	errno = e;
+	return r;
+}
+
+static int revoke_path_with(const char *path, unsigned int flags, struct revoke_report **rep)
+{
+	const char *paths[] = {path};
+	struct revoke_opts o = {.sz = sizeof(o), .flags = flags, .timeout_ms = 0, .keep_fd = -1};
+
+	return revoke_ex(paths, 1, &o, rep);
+}
+
+static bool native(const struct revoke_report *rep)
+{
+	return rep && rep->engine == REVOKE_ENGINE_SYSCALL;
+}
+
+/* The ref of TYPE of holder PID: exists, state UNREACHABLE, with an error. */
+static const struct revoke_ref *check_unreachable(const struct revoke_report *rep, pid_t pid,
+						  int type)
+{
+	const struct revoke_holder *h = find_holder(rep, pid);
+	const struct revoke_ref *ref;
+
+	CHECK(h, "holder %d missing from the report", (int)pid);
+	ref = find_ref(h, type);
+	CHECK(ref, "holder %d has no %s ref", (int)pid, revoke_ref_type_name(type));
+	CHECK(ref->state == REVOKE_STATE_UNREACHABLE, "%s ref state %s, expected unreachable",
+	      revoke_ref_type_name(type), revoke_state_name(ref->state));
+	CHECK(ref->error != 0, "unreachable %s ref without an error", revoke_ref_type_name(type));
+	CHECK(h->state != REVOKE_STATE_CUT, "holder with an unreachable ref summarised as cut");
+	return ref;
+}
+
+/* ---- io_uring fixed file ---- */
+
+static bool g_keep_fd; /* the ring holder keeps its ordinary descriptor too */
+#define CMD_PREAD_FD 4
+
+static void v_uring(int sock)
+{
+	struct io_uring ring;
+	int fd, r;
+
+	r = io_uring_queue_init(8, &ring, 0);
+	if (r < 0) {
+		send_msg(sock, MSG(r));
+		victim_recv(sock);
+		_exit(0);
+	}
+	fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		_exit(2);
+	r = io_uring_register_files(&ring, &fd, 1);
+	if (r < 0) {
+		send_msg(sock, MSG(r));
+		victim_recv(sock);
+		_exit(0);
+	}
+	if (!g_keep_fd)
+		close(fd); /* only the ring holds the file now */
+	send_msg(sock, MSG(getpid(), ring.ring_fd, fd));
+	for (int i = 0; i < 100; i++) {
+		struct msg m = victim_recv(sock);
+		struct io_uring_cqe *cqe;
+		struct io_uring_sqe *sqe;
+		char buf[8] = {0};
+
+		if (m.v[0] == CMD_PREAD_FD) {
+			ssize_t n = pread(fd, buf, 5, 0);
+
+			send_msg(sock, MSG(n, n < 0 ? errno : 0, buf[0]));
+			continue;
+		}
+
+		if (m.v[0] != CMD_READ)
+			_exit(0);
+		sqe = io_uring_get_sqe(&ring);
+		io_uring_prep_read(sqe, 0, buf, 5, 0);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		io_uring_submit(&ring);
+		r = io_uring_wait_cqe(&ring, &cqe);
+		if (r == 0) {
+			r = cqe->res;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		send_msg(sock, MSG(r, 0, buf[0]));
+	}
+}
+
+static struct victim spawn_uring(int *ret_ring)
+{
+	struct victim v = spawn(v_uring);
+	struct msg m = recv_msg(&v);
+
+	if (m.v[0] == -ENOSYS || m.v[0] == -EPERM)
+		SKIP("io_uring not available here (%s)", strerror((int)-m.v[0]));
+	CHECK(m.v[0] > 0, "io_uring setup: %s", strerror((int)-m.v[0]));
+	*ret_ring = (int)m.v[1];
+	return v;
+}
+
+static void t_uring_fixed_file_ebusy(void)
+{
+	struct revoke_report *rep = NULL;
+	const struct revoke_ref *ref;
+	struct victim u, b;
+	struct msg m;
+	int r, e, ring;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	u = spawn_uring(&ring);
+	b = spawn(holder_main);
+	recv_msg(&b);
+	r = revoke_path_with(tpath, 0, &rep);
+	e = errno;
+	CHECK(rep, "no report (%s)", strerror(e));
+	if (native(rep)) {
+		CHECK(r == 0, "native revoke_ex: %s", strerror(e));
+		m = ask_read(&u);
+		CHECK(m.v[0] < 0, "the fixed file still reads (%lld) after a native revoke",
+		      (long long)m.v[0]);
+		CHECK_CUT(&b);
+		revoke_report_free(rep);
+		return;
+	}
+	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
+	ref = check_unreachable(rep, u.pid, REVOKE_REF_URING);
+	CHECK(ref->fd == ring, "uring ref fd %d, the ring is fd %d", ref->fd, ring);
+	CHECK(proc_status_field(u.pid, "TracerPid") == 0, "ring holder left traced");
+	m = ask_read(&u);
+	CHECK(m.v[0] == 5 && m.v[2] == 'h', "fixed-file read gave %lld after a failed revoke",
+	      (long long)m.v[0]);
+	CHECK(proc_status_field(b.pid, "TracerPid") == 0, "other holder left traced");
+	CHECK_READS(&b);
+	revoke_report_free(rep);
+}
+
+static void t_uring_fixed_file_best_effort(void)
+{
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
+	struct victim u, b;
+	struct msg m;
+	int r, e, ring;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	u = spawn_uring(&ring);
+	b = spawn(holder_main);
+	recv_msg(&b);
+	r = revoke_path_with(tpath, REVOKE_BEST_EFFORT, &rep);
+	e = errno;
+	CHECK(rep, "no report (%s)", strerror(e));
+	if (native(rep)) {
+		CHECK(r == 0, "native revoke_ex: %s", strerror(e));
+		m = ask_read(&u);
+		CHECK(m.v[0] < 0, "the fixed file still reads (%lld) after a native revoke",
+		      (long long)m.v[0]);
+		CHECK_CUT(&b);
+		revoke_report_free(rep);
+		return;
+	}
+	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
+	check_unreachable(rep, u.pid, REVOKE_REF_URING);
+	h = find_holder(rep, b.pid);
+	CHECK(h && h->state == REVOKE_STATE_CUT, "other holder not reported cut");
+	CHECK_CUT(&b);
+	m = ask_read(&u);
+	CHECK(m.v[0] == 5, "fixed-file read gave %lld (the ring was left alone)",
+	      (long long)m.v[0]);
+	revoke_report_free(rep);
+}
+
+/* One holder with both: its descriptor is cut, its ring's fixed file is not. */
+static void t_uring_and_fd_best_effort(void)
+{
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
+	const struct revoke_ref *fdref;
+	struct victim u;
+	struct msg m;
+	int r, e, ring;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	g_keep_fd = true;
+	u = spawn_uring(&ring);
+	r = revoke_path_with(tpath, REVOKE_BEST_EFFORT, &rep);
+	e = errno;
+	CHECK(rep, "no report (%s)", strerror(e));
+	if (native(rep)) {
+		CHECK(r == 0, "native revoke_ex: %s", strerror(e));
+		m = ask_read(&u);
+		CHECK(m.v[0] < 0, "the fixed file still reads (%lld) after a native revoke",
+		      (long long)m.v[0]);
+		revoke_report_free(rep);
+		return;
+	}
+	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
+	check_unreachable(rep, u.pid, REVOKE_REF_URING);
+	h = find_holder(rep, u.pid);
+	fdref = find_ref(h, REVOKE_REF_FD);
+	CHECK(fdref, "the holder's descriptor is not in the report");
+	CHECK(fdref->state == REVOKE_STATE_CUT, "its fd ref state %s, expected cut",
+	      revoke_state_name(fdref->state));
+	send_msg(u.sock, MSG(CMD_PREAD_FD));
+	m = recv_msg(&u);
+	CHECK(m.v[0] == -1 && m.v[1] == EBADF, "the holder's fd: pread gave %lld (%s), not EBADF",
+	      (long long)m.v[0], strerror((int)m.v[1]));
+	m = ask_read(&u);
+	CHECK(m.v[0] == 5, "fixed-file read gave %lld (the ring was left alone)",
+	      (long long)m.v[0]);
+	revoke_report_free(rep);
+}
+
+/* ---- an io_uring worker thread in a holder (never returns to user space) ---- */
+
+static void v_uring_worker(int sock)
+{
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	char buf[8], b;
+	int fd, p[2], r;
+	ssize_t n;
+
+	fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pipe2(p, O_CLOEXEC) < 0)
+		_exit(2);
+	r = io_uring_queue_init(8, &ring, 0);
+	if (r < 0) {
+		send_msg(sock, MSG(r));
+		victim_recv(sock);
+		_exit(0);
+	}
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_read(sqe, p[0], buf, 1, 0);
+	sqe->flags |= IOSQE_ASYNC; /* punt to an io-wq worker, which blocks in the pipe */
+	io_uring_submit(&ring);
+	send_msg(sock, MSG(getpid(), p[1]));
+	victim_recv(sock);
+	errno = 0;
+	n = read(fd, &b, 1);
+	if (write(p[1], "x", 1) != 1)
+		_exit(2);
+	r = io_uring_wait_cqe(&ring, &cqe);
+	if (r == 0)
+		r = cqe->res;
+	send_msg(sock, MSG(n, n < 0 ? errno : 0, r));
+	victim_recv(sock);
+}
+
+static int count_tasks(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void t_uring_worker_in_holder(void)
+{
+	struct victim v;
+	struct msg m;
+	int i;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	v = spawn(v_uring_worker);
+	m = recv_msg(&v);
+	if (m.v[0] == -ENOSYS || m.v[0] == -EPERM)
+		SKIP("io_uring not available here (%s)", strerror((int)-m.v[0]));
+	CHECK(m.v[0] > 0, "io_uring setup: %s", strerror((int)-m.v[0]));
+	for (i = 0; i < 300 && count_tasks(v.pid) < 2; i++)
+		msleep(10);
+	CHECK(count_tasks(v.pid) >= 2, "no io-wq worker appeared in the holder");
+	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
+	send_msg(v.sock, MSG(CMD_GO));
+	m = recv_msg(&v);
+	CHECK(m.v[0] == -1 && m.v[1] == EBADF, "holder's fd: read gave %lld (%s), not EBADF",
+	      (long long)m.v[0], strerror((int)m.v[1]));
+	CHECK(m.v[2] == 1, "the pending io_uring read completed with %lld, not 1 byte",
+	      (long long)m.v[2]);
+}
+
+/* ---- a descriptor in flight in an SCM_RIGHTS message ---- */
+
+static bool g_close_sender;
+
+static void v_inflight(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0}, c = 'x';
+	struct iovec iov = {.iov_base = &c, .iov_len = 1};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *cm;
+	int sp[2], fd, got = -1;
+	ssize_t n;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		_exit(2);
+	fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		_exit(2);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	if (sendmsg(sp[0], &mh, 0) != 1)
+		_exit(2);
+	close(fd); /* the only reference left is the one in flight */
+	if (g_close_sender) {
+		close(sp[0]); /* only the receiving end, with the message queued, is left */
+		sp[0] = -1;
+	}
+	send_msg(sock, MSG(getpid(), sp[0], sp[1]));
+	victim_recv(sock);
+	memset(cbuf, 0, sizeof(cbuf));
+	mh.msg_controllen = sizeof(cbuf);
+	if (recvmsg(sp[1], &mh, MSG_CMSG_CLOEXEC) == 1 && (cm = CMSG_FIRSTHDR(&mh)) &&
+	    cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&got, CMSG_DATA(cm), sizeof(int));
+	if (got < 0)
+		_exit(2);
+	errno = 0;
+	n = pread(got, cbuf, 5, 0);
+	send_msg(sock, MSG(n, n < 0 ? errno : 0, cbuf[0]));
+	victim_recv(sock);
+}
+
+static void inflight_case(unsigned int flags)
+{
+	struct revoke_report *rep = NULL;
+	const struct revoke_ref *ref;
+	struct victim v, b;
+	struct msg m, info;
+	int r, e;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	v = spawn(v_inflight);
+	info = recv_msg(&v);
+	b = spawn(holder_main);
+	recv_msg(&b);
+	r = revoke_path_with(tpath, flags, &rep);
+	e = errno;
+	CHECK(rep, "no report (%s)", strerror(e));
+	if (native(rep)) {
+		CHECK(r == 0, "native revoke_ex: %s", strerror(e));
+		send_msg(v.sock, MSG(CMD_GO));
+		m = recv_msg(&v);
+		CHECK(m.v[0] == -1 && m.v[1] == EBADF,
+		      "received descriptor read gave %lld (%s), expected EBADF", (long long)m.v[0],
+		      strerror((int)m.v[1]));
+		CHECK_CUT(&b);
+		revoke_report_free(rep);
+		return;
+	}
+	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
+	ref = check_unreachable(rep, v.pid, REVOKE_REF_INFLIGHT);
+	CHECK(ref->fd >= 0 && (ref->fd == info.v[1] || ref->fd == info.v[2]),
+	      "inflight ref fd %d is not the socket (%lld/%lld)", ref->fd, (long long)info.v[1],
+	      (long long)info.v[2]);
+	CHECK(proc_status_field(v.pid, "TracerPid") == 0, "sender left traced");
+	if (flags & REVOKE_BEST_EFFORT) {
+		const struct revoke_holder *h = find_holder(rep, b.pid);
+		CHECK(h && h->state == REVOKE_STATE_CUT, "other holder not reported cut");
+		CHECK_CUT(&b);
+	} else {
+		CHECK(proc_status_field(b.pid, "TracerPid") == 0, "other holder left traced");
+		CHECK_READS(&b);
+	}
+	/* The message was left alone: received, its descriptor still reads. */
+	send_msg(v.sock, MSG(CMD_GO));
+	m = recv_msg(&v);
+	CHECK(m.v[0] == 5 && m.v[2] == 'h', "received descriptor read gave %lld (%s)",
+	      (long long)m.v[0], strerror((int)m.v[1]));
+	revoke_report_free(rep);
+}
+
+static void t_inflight_ebusy(void)
+{
+	inflight_case(0);
+}
+
+static void t_inflight_best_effort(void)
+{
+	inflight_case(REVOKE_BEST_EFFORT);
+}
+
+static void t_inflight_sender_closed(void)
+{
+	g_close_sender = true;
+	inflight_case(0);
+}
+
+/* ---- a directory that is a working directory or a root ---- */
+
+static char g_dir[160];
+static bool g_chroot;
+
+static void v_in_dir(int sock)
+{
+	if (g_chroot && (chroot(g_dir) < 0 || chdir("/") < 0))
+		_exit(2);
+	if (!g_chroot && chdir(g_dir) < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid()));
+	victim_recv(sock);
+	_exit(0);
+}
+
+static void dir_case(bool use_root, int type)
+{
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
+	struct victim v;
+	int r, e;
+	char path[64], link[256];
+	ssize_t n;
+
+	make_scratch();
+	snprintf(g_dir, sizeof(g_dir), "%s/dir", tdir);
+	CHECK(mkdir(g_dir, 0755) == 0, "mkdir: %s", strerror(errno));
+	g_chroot = use_root;
+	v = spawn(v_in_dir);
+	recv_msg(&v);
+	r = revoke_path_with(g_dir, 0, &rep);
+	e = errno;
+	CHECK(rep, "no report (%s)", strerror(e));
+	if (native(rep)) {
+		const struct revoke_ref *ref;
+
+		CHECK(r == 0, "native revoke_ex: %s", strerror(e));
+		h = find_holder(rep, v.pid);
+		ref = find_ref(h, type);
+		CHECK(ref && ref->state == REVOKE_STATE_CUT, "%s ref not cut by the native engine",
+		      revoke_ref_type_name(type));
+		revoke_report_free(rep);
+		return;
+	}
+	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
+	check_unreachable(rep, v.pid, type);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)v.pid, use_root ? "root" : "cwd");
+	n = readlink(path, link, sizeof(link) - 1);
+	CHECK(n > 0, "readlink %s: %s", path, strerror(errno));
+	link[n] = 0;
+	CHECK(strcmp(link, g_dir) == 0, "victim's %s moved to %s", use_root ? "root" : "cwd", link);
+	CHECK(proc_status_field(v.pid, "TracerPid") == 0, "victim left traced");
+	revoke_report_free(rep);
+}
+
+static void t_cwd_unreachable(void)
+{
+	dir_case(false, REVOKE_REF_CWD);
+}
+
+static void t_root_unreachable(void)
+{
+	dir_case(true, REVOKE_REF_ROOT);
+}
+
+/* ---- a running executable ---- */
+
+static char g_exe[160];
+
+static void v_exec(int sock)
+{
+	(void)sock;
+	execl(g_exe, "sleep", "30", (char *)NULL);
+	_exit(127);
+}
+
+static void copy_file(const char *from, const char *to, mode_t mode)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC), out;
+	ssize_t n;
+
+	CHECK(in >= 0, "open %s: %s", from, strerror(errno));
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	CHECK(out >= 0, "create %s: %s", to, strerror(errno));
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		CHECK(write(out, buf, n) == n, "write: %s", strerror(errno));
+	CHECK(n == 0, "read: %s", strerror(errno));
+	close(in);
+	close(out);
+}
+
+static void t_exe_unreachable(void)
+{
+	struct revoke_report *rep = NULL;
+	struct victim v;
+	char path[64], link[256];
+	int r, e, i;
+	ssize_t n = -1;
+
+	make_scratch();
+	snprintf(g_exe, sizeof(g_exe), "%s/sleep-copy", tdir);
+	copy_file("/bin/sleep", g_exe, 0755);
+	v = spawn(v_exec);
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)v.pid);
+	for (i = 0; i < 500; i++) {
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0) {
+			link[n] = 0;
+			if (strcmp(link, g_exe) == 0)
+				break;
+		}
+		msleep(10);
+	}
+	CHECK(i < 500, "victim never ran %s", g_exe);
+	CHECK(wait_in_syscall(v.pid, v.pid, SYS_clock_nanosleep, SYS_nanosleep),
+	      "sleep never slept");
+	r = revoke_path_with(g_exe, 0, &rep);
+	e = errno;
+	CHECK(rep, "no report (%s)", strerror(e));
+	if (native(rep)) {
+		const struct revoke_ref *ref = find_ref(find_holder(rep, v.pid), REVOKE_REF_EXE);
+
+		CHECK(r == 0, "native revoke_ex: %s", strerror(e));
+		CHECK(ref && ref->state == REVOKE_STATE_CUT,
+		      "exe ref not cut by the native engine");
+		revoke_report_free(rep);
+		return;
+	}
+	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
+	check_unreachable(rep, v.pid, REVOKE_REF_EXE);
+	/* Its text mappings were left alone: it still runs and sleeps. */
+	msleep(50);
+	CHECK(proc_state(v.pid) == 'S', "victim state %c after the failed revoke",
+	      proc_state(v.pid));
+	CHECK(proc_status_field(v.pid, "TracerPid") == 0, "victim left traced");
+	revoke_report_free(rep);
+}
+
+TEST_MAIN("revoke-unreachable", {"uring_fixed_file_ebusy", t_uring_fixed_file_ebusy, 30},
+	  {"uring_fixed_file_best_effort", t_uring_fixed_file_best_effort, 30},
+	  {"uring_and_fd_best_effort", t_uring_and_fd_best_effort, 30},
+	  {"uring_worker_in_holder", t_uring_worker_in_holder, 30},
+	  {"inflight_ebusy", t_inflight_ebusy, 30},
+	  {"inflight_best_effort", t_inflight_best_effort, 30},
+	  {"inflight_sender_closed", t_inflight_sender_closed, 30},
+	  {"cwd_unreachable", t_cwd_unreachable, 30}, {"root_unreachable", t_root_unreachable, 30},
+	  {"exe_unreachable", t_exe_unreachable, 30}, )
