@@ -55,6 +55,10 @@ static int target_from_fd(int fd, const char *path, struct rv_target *ret)
 
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
+	/* eventfd, epoll, timerfd, signalfd... all share one anonymous inode:
+	 * "every file on this inode" would be every such file in the system. */
+	if ((st.st_mode & S_IFMT) == 0)
+		return -EINVAL;
 	ret->dev = st.st_dev;
 	ret->ino = st.st_ino;
 	ret->mode = st.st_mode;
@@ -255,10 +259,12 @@ static int stop_until_stable(struct rv_run *run, size_t *ret_failed)
 			break; /* the call is refused: no need to look further */
 		scan_opts(run, &so);
 
+		/* A stopped holder's tables can no longer change (every process
+		 * sharing them is a holder too, and stopped): one rescan each. */
 		for (size_t i = 0; i < run->holders.n; i++) {
 			struct rv_holder *h = &run->holders.v[i];
 
-			if (!h->tracee && !h->self)
+			if ((!h->tracee && !h->self) || h->rescanned)
 				continue;
 			r = rv_scan_pid(run->targets, run->ntargets, &so, h);
 			if (r == -ESRCH) {
@@ -267,9 +273,15 @@ static int stop_until_stable(struct rv_run *run, size_t *ret_failed)
 			}
 			if (r < 0)
 				return r;
+			h->rescanned = !h->self;
 		}
 
+		/* Only to find processes that became holders between the first
+		 * scan and the stops (a fork, an fd received over a socket); their
+		 * details are read once they are stopped, next round. */
+		so.flags |= RV_SCAN_NO_FDINFO;
 		r = rv_scan(run->targets, run->ntargets, &so, &fresh);
+		so.flags &= ~RV_SCAN_NO_FDINFO;
 		if (r < 0) {
 			rv_holders_free(&fresh);
 			return r;
@@ -290,6 +302,7 @@ static int stop_until_stable(struct rv_run *run, size_t *ret_failed)
 			fresh.v[i].pub.nrefs = 0;
 			fresh.v[i].pidfd = -1;
 			h->tracee = NULL;
+			h->rescanned = false;
 			added++;
 		}
 		rv_holders_free(&fresh);
@@ -338,6 +351,7 @@ static void cut_all(struct rv_run *run, size_t *ret_failed)
 	int ttys[run->ntargets];
 	bool hangup = run->req->keep_fd < 0 && !(run->req->flags & REVOKE_NO_HANGUP);
 	size_t failed = 0;
+	int r;
 
 	for (size_t t = 0; t < run->ntargets; t++)
 		ttys[t] = hangup && S_ISCHR(run->targets[t].mode) ? grab_tty(run, t) : -1;
@@ -347,7 +361,14 @@ static void cut_all(struct rv_run *run, size_t *ret_failed)
 
 		if (!h->self && !h->tracee)
 			continue;
-		if (rv_cut_holder(h, h->tracee) < 0)
+		r = rv_cut_holder(h, h->tracee);
+		if (r == -ESRCH && !h->self) {
+			/* Killed (SIGKILL reaches stopped tracees) while being
+			 * cut: it holds nothing any more. */
+			rv_holder_clear(h);
+			continue;
+		}
+		if (r < 0)
 			failed++;
 	}
 
@@ -393,6 +414,13 @@ static int summarise(const struct rv_holder *h)
 	return h->pub.error ? REVOKE_STATE_FAILED : REVOKE_STATE_CUT;
 }
 
+static int cmp_holder_pid(const void *a, const void *b)
+{
+	const struct revoke_holder *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
 static int build_report(struct rv_run *run, int error, struct revoke_report **ret)
 {
 	struct revoke_report *rep;
@@ -431,6 +459,9 @@ static int build_report(struct rv_run *run, int error, struct revoke_report **re
 		h->pub.nrefs = 0;
 	}
 	rep->nholders = n;
+	/* Holders found by a rescan were appended. */
+	if (n > 1)
+		qsort(rep->holders, n, sizeof(*rep->holders), cmp_holder_pid);
 	rep->engine = run->engine;
 	rep->discovery = run->discovery;
 	rep->error = error < 0 ? -error : 0;
@@ -550,6 +581,10 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
 	}
 
 	scan_opts(&run, &so);
+	/* The ptrace engine reads every stopped holder again before cutting:
+	 * the first scan only needs to say who holds what. */
+	if (!native && !(req->flags & REVOKE_LIST_ONLY))
+		so.flags |= RV_SCAN_NO_FDINFO;
 	r = rv_scan(run.targets, run.ntargets, &so, &run.holders);
 	if (r < 0)
 		goto report;

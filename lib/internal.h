@@ -52,6 +52,7 @@ struct rv_holder {
 	pid_t tracer;      /* TracerPid: from status */
 	char state;        /* State: letter from status ('T' stopped, 'D'...) */
 	struct rv_tracee *tracee; /* engine only: set while stopped; never freed by holders.c */
+	bool rescanned;           /* engine only: refs re-read since it was stopped */
 };
 
 struct rv_holders {
