@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -314,6 +315,18 @@ enum {
 	OPT_DISCOVERY,
 };
 
+/* The library keeps a pidfd per holder while it works: thousands of holders
+ * need more than the usual soft limit of 1024 descriptors. */
+static void raise_nofile_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -342,6 +355,7 @@ int main(int argc, char **argv)
 
 	setlocale(LC_ALL, "");
 	argv[0] = program_invocation_short_name; /* for getopt's messages */
+	raise_nofile_limit();
 
 	while ((c = getopt_long(argc, argv, "lbt:Jrno:qhV", longopts, NULL)) != -1) {
 		switch (c) {
