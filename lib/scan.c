@@ -22,9 +22,11 @@
  */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -43,6 +45,37 @@
 int rv_pidfd_open(pid_t pid)
 {
 	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* The highest descriptor a holder may keep as its pidfd: a quarter of
+ * RLIMIT_NOFILE (at least 32, at most 256) stays free for the scan's and the
+ * cut's own passing descriptors. */
+long rv_pidfd_max(void)
+{
+	struct rlimit rl;
+	rlim_t reserve;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > INT_MAX)
+		return INT_MAX;
+	reserve = rl.rlim_cur / 4 < 32 ? 32 : rl.rlim_cur / 4 > 256 ? 256 : rl.rlim_cur / 4;
+	return (long)rl.rlim_cur - (long)reserve - 1;
+}
+
+int rv_holder_pidfd(pid_t pid, int *pidfd, long *max)
+{
+	if (*max == 0)
+		*max = rv_pidfd_max();
+	if (*pidfd < 0) {
+		*pidfd = rv_pidfd_open(pid);
+		/* Out of descriptors (3000 holders against the default soft
+		 * limit of 1024): the holder goes without a pidfd. */
+		if (*pidfd < 0 && errno != ENOSYS && errno != EMFILE && errno != ENFILE)
+			return negative_errno();
+	}
+	if (*pidfd > *max)
+		*pidfd = safe_close(*pidfd);
+	return 0;
 }
 
 static int pidfd_getfd_(int pidfd, int fd)
@@ -68,8 +101,7 @@ static void fmt_uint(char *p, unsigned int v)
 	*p = '\0';
 }
 
-/* Reads a whole /proc file into w->buf (NUL-terminated); returns its length. */
-ssize_t rv_proc_read_at(struct scan_worker *w, int dir, const char *name)
+static ssize_t read_at(struct scan_worker *w, int dir, const char *name, bool record)
 {
 	_cleanup_close_ int fd = -1;
 	size_t len = 0;
@@ -98,9 +130,23 @@ ssize_t rv_proc_read_at(struct scan_worker *w, int dir, const char *name)
 		if (n == 0)
 			break;
 		len += (size_t)n;
+		/* A seq_file of one record hands all of it to the first read
+		 * that has room: no read for the end of file. */
+		if (record && len < w->bufsize - 1)
+			break;
 	}
 	w->buf[len] = '\0';
 	return (ssize_t)len;
+}
+
+ssize_t rv_proc_read_at(struct scan_worker *w, int dir, const char *name)
+{
+	return read_at(w, dir, name, false);
+}
+
+ssize_t rv_proc_read_record_at(struct scan_worker *w, int dir, const char *name)
+{
+	return read_at(w, dir, name, true);
 }
 
 static bool same_file(const struct rv_target *t, dev_t dev, uint64_t ino)
@@ -144,7 +190,7 @@ static int fdinfo_of(struct scan_worker *w, int dir, int *fdinfo_dir, int fd, st
 			return negative_errno();
 	}
 	fmt_uint(name, (unsigned int)fd);
-	n = rv_proc_read_at(w, *fdinfo_dir, name);
+	n = rv_proc_read_record_at(w, *fdinfo_dir, name);
 	if (n < 0)
 		return (int)n;
 	return rv_parse_fdinfo(w->buf, ret);
@@ -299,8 +345,10 @@ static bool ignored_fd(const struct rv_scan_opts *o, int fd)
 static int scan_fds(struct scan_worker *w, int dir, pid_t pid, int *pidfd)
 {
 	struct scan_ctx *ctx = w->ctx;
+	/* A dirent of a name of up to 10 digits: 19 + 11 bytes, 8-aligned. */
+	enum { FD_RECLEN_MAX = 32 };
 	_cleanup_close_ int fdd = -1, fdinfo_dir = -1;
-	bool self = pid == ctx->self;
+	bool self = pid == ctx->self, last;
 
 	fdd = openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fdd < 0)
@@ -316,6 +364,10 @@ static int scan_fds(struct scan_worker *w, int dir, pid_t pid, int *pidfd)
 							: negative_errno();
 		if (n == 0)
 			return 0;
+		/* proc_readfd_common stops only when the buffer is full or
+		 * the table ends: with room for two more names left, this was
+		 * all of it and the getdents that would say so is saved. */
+		last = ctx->procfs && (size_t)n + 2 * FD_RECLEN_MAX <= sizeof(w->dents);
 		for (long off = 0; off < n;) {
 			struct linux_dirent64 *d =
 			    (struct linux_dirent64 *)(void *)(w->dents + off);
@@ -345,6 +397,8 @@ static int scan_fds(struct scan_worker *w, int dir, pid_t pid, int *pidfd)
 			if (r < 0)
 				return r;
 		}
+		if (last)
+			return 0;
 	}
 }
 
@@ -375,15 +429,23 @@ static int map_key_add(struct scan_worker *w, const struct rv_maps_entry *e, dev
 	return 0;
 }
 
+static bool target_ino(const struct scan_ctx *ctx, uint64_t ino)
+{
+	for (size_t t = 0; t < ctx->ntargets; t++)
+		if ((uint64_t)ctx->targets[t].ino == ino)
+			return true;
+	return false;
+}
+
 /*
  * File-backed mappings. The dev:ino text of maps is the inode the pages
  * come from, which differs from what stat() reports on overlayfs and btrfs
  * subvolumes, so each distinct file is identified by statx of
- * map_files/START-END (once per process). Following map_files needs
- * CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE; without them (EPERM/EACCES), and
- * for a zombie leader (whose task directory has no map_files), the maps text
- * is compared with the target's st_dev/st_ino instead, which is exact on
- * every filesystem but those.
+ * map_files/START-END (once per process; only files with a target's inode
+ * number when ctx->maps_by_ino says that number alone can rule one out).
+ * Following map_files needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE; without them (EPERM/EACCES),
+ * and for a zombie leader (whose task directory has no map_files), the maps text is compared with
+ * the target's st_dev/st_ino instead, which is exact on every filesystem but those.
  */
 static int scan_maps(struct scan_worker *w, int dir, bool have_map_files)
 {
@@ -412,7 +474,7 @@ static int scan_maps(struct scan_worker *w, int dir, bool have_map_files)
 			dev_t dev = makedev(e.dev_major, e.dev_minor);
 			uint64_t ino = e.ino;
 
-			if (have_map_files &&
+			if (have_map_files && (!ctx->maps_by_ino || target_ino(ctx, e.ino)) &&
 			    !atomic_load_explicit(&ctx->map_files_denied, memory_order_relaxed)) {
 				struct statx stx;
 				char name[64];
@@ -496,7 +558,7 @@ static int open_live_thread(struct scan_worker *w, int pdir, pid_t pid)
 			if (rv_parse_int(d->d_name, &tid) < 0 || tid == pid)
 				continue;
 			tdir = openat(task, d->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-			if (tdir < 0 || rv_proc_read_at(w, tdir, "stat") < 0 ||
+			if (tdir < 0 || rv_proc_read_record_at(w, tdir, "stat") < 0 ||
 			    rv_parse_stat(w->buf, &st) < 0 || st.state == 'Z' || st.state == 'X')
 				continue;
 			return TAKE_FD(tdir);
@@ -524,7 +586,7 @@ int rv_proc_scan_one(struct scan_worker *w, pid_t pid, int *pidfd, struct rv_pro
 	pdir = openat(ctx->proc_fd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (pdir < 0)
 		return rv_gone_errno(errno) ? -ESRCH : negative_errno();
-	n = rv_proc_read_at(w, pdir, "stat");
+	n = rv_proc_read_record_at(w, pdir, "stat");
 	if (n < 0) /* out of fds or memory is not "gone": holders would be missed */
 		return rv_gone_errno((int)-n) || rv_hidden_errno((int)-n) ? -ESRCH : (int)n;
 	if (rv_parse_stat(w->buf, &st) < 0)

@@ -9,8 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 
 #include "scan_proc.h"
 
@@ -45,11 +48,49 @@ void rv_proc_ctx_done(struct scan_ctx *ctx)
 	ctx->proc_fd = safe_close(ctx->proc_fd);
 }
 
+/*
+ * Whether a maps line can be dismissed by its inode number, saving the
+ * statx of map_files/START-END (a tenth of the scan's syscalls) on every
+ * line that is no target's. maps shows the inode of the user's file (6.9+:
+ * file_user_inode; before, that of the mapped file, which is the user's
+ * except on overlayfs), and stat() the same number on every filesystem
+ * whose getattr reports i_ino. Both are checked here for each target: i_ino from the
+ * "ino:" of its O_PATH descriptor's fdinfo (5.14+) equals st_ino, and it
+ * is on a block device's filesystem, not on one with an anonymous device
+ * (overlayfs among them; statfs could tell, but blocks on a hung FUSE
+ * server). Otherwise every distinct mapped file is statx'ed.
+ */
+static bool maps_by_ino(const struct rv_target *targets, size_t ntargets)
+{
+	for (size_t t = 0; t < ntargets; t++) {
+		char path[64], text[1024];
+		_cleanup_close_ int fd = -1;
+		struct rv_fdinfo fi;
+		ssize_t n;
+
+		if (targets[t].path_fd < 0 || major(targets[t].dev) == 0)
+			return false;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", targets[t].path_fd);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return false;
+		n = read(fd, text, sizeof(text) - 1);
+		if (n <= 0)
+			return false;
+		text[n] = '\0';
+		if (rv_parse_fdinfo(text, &fi) < 0 || fi.ino == 0 ||
+		    fi.ino != (uint64_t)targets[t].ino)
+			return false;
+	}
+	return true;
+}
+
 int rv_proc_ctx_init(struct scan_ctx *ctx, const struct rv_target *targets, size_t ntargets,
 		     const struct rv_scan_opts *opts)
 {
 	const char *root = opts && opts->proc_root ? opts->proc_root : "/proc";
 	_cleanup_close_ int efd = -1;
+	struct statfs sfs;
 	struct stat st;
 
 	*ctx = (struct scan_ctx){
@@ -57,6 +98,8 @@ int rv_proc_ctx_init(struct scan_ctx *ctx, const struct rv_target *targets, size
 	ctx->proc_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (ctx->proc_fd < 0)
 		return negative_errno();
+	ctx->procfs = fstatfs(ctx->proc_fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
+	ctx->pidfd_max = rv_pidfd_max(); /* before the workers: they only read it */
 	/* io_uring rings are anon inodes: learn that filesystem's st_dev so
 	 * that only fds on it need a readlink. */
 	efd = eventfd(0, EFD_CLOEXEC);
@@ -64,6 +107,7 @@ int rv_proc_ctx_init(struct scan_ctx *ctx, const struct rv_target *targets, size
 		ctx->anon_dev = st.st_dev;
 		ctx->have_anon_dev = true;
 	}
+	ctx->maps_by_ino = maps_by_ino(targets, ntargets);
 	ctx->names = calloc(ntargets ? ntargets : 1, sizeof(*ctx->names));
 	if (!ctx->names)
 		return -ENOMEM;
@@ -115,11 +159,9 @@ static int scan_new(struct scan_worker *w, pid_t pid)
 	r = rv_proc_scan_one(w, pid, &pidfd, &st);
 	if (r < 0 || w->tmp.pub.nrefs == 0)
 		return r == -ESRCH ? 0 : r;
-	if (pidfd < 0) {
-		pidfd = rv_pidfd_open(pid);
-		if (pidfd < 0 && errno != ENOSYS)
-			return rv_gone_errno(errno) ? 0 : negative_errno();
-	}
+	r = rv_holder_pidfd(pid, &pidfd, &w->ctx->pidfd_max);
+	if (r < 0)
+		return rv_gone_errno(-r) ? 0 : r;
 	if (!rv_proc_recheck(w, pid)) {
 		/* With the pidfd held the pid cannot change owner while the
 		 * process lives: scan again and make sure it still does. */
@@ -130,7 +172,7 @@ static int scan_new(struct scan_worker *w, pid_t pid)
 			return 0;
 	}
 	snprintf(name, sizeof(name), "%d/status", pid);
-	r = (int)rv_proc_read_at(w, w->ctx->proc_fd, name);
+	r = (int)rv_proc_read_record_at(w, w->ctx->proc_fd, name);
 	if (r < 0 || rv_parse_status(w->buf, &status) < 0)
 		return r < 0 && !rv_gone_errno(-r) && !rv_hidden_errno(-r) ? r : 0;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Private to scan.c (reading one process from /proc) and scan_proc.c (the
- * whole-system scan spread over worker threads).
+ * whole-system scan spread over worker threads); bpf.c uses rv_holder_pidfd.
  */
 #ifndef REVOKE_SCAN_PROC_H
 #define REVOKE_SCAN_PROC_H
@@ -29,10 +29,14 @@ struct scan_ctx {
 	size_t ntargets;
 	const struct rv_scan_opts *opts;
 	int proc_fd;
+	bool procfs; /* proc_fd is a procfs (not a saved tree) */
 	pid_t self;
 	dev_t anon_dev; /* anon_inodefs, where io_uring rings live */
 	bool have_anon_dev;
 	struct target_names *names;
+	/* Every target's inode number is what maps shows for a mapping of it
+	 * (see maps_by_ino): map_files is looked at only on lines with one. */
+	bool maps_by_ino;
 	/* map_files is refused without CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE
 	 * (EPERM is global): stop asking once refused. */
 	atomic_int map_files_denied;
@@ -40,6 +44,7 @@ struct scan_ctx {
 	size_t npids;
 	atomic_size_t next;
 	atomic_int error; /* first fatal error, 0 if none */
+	long pidfd_max;	  /* for rv_holder_pidfd, read before the workers start */
 };
 
 struct map_key {
@@ -70,6 +75,9 @@ void rv_proc_worker_done(struct scan_worker *w);
 
 /* Reads a whole /proc file into w->buf (NUL-terminated); returns its length. */
 ssize_t rv_proc_read_at(struct scan_worker *w, int dir, const char *name);
+/* The same for a file of one seq_file record (stat, status, fdinfo/N): one
+ * read instead of two when it fits w->buf. */
+ssize_t rv_proc_read_record_at(struct scan_worker *w, int dir, const char *name);
 
 /*
  * Collects the refs of PID into w->tmp (emptied first). Returns 0 (with
@@ -86,6 +94,17 @@ bool rv_proc_recheck(struct scan_worker *w, pid_t pid);
 void rv_proc_take_refs(struct scan_worker *w, struct rv_holder *h);
 
 int rv_pidfd_open(pid_t pid);
+/*
+ * The pidfd a holder keeps: *PIDFD when already open, else a new one. Sets
+ * *PIDFD to -1 (closing it) when none can be kept: no pidfd_open (ENOSYS),
+ * out of descriptors (EMFILE/ENFILE), or too close to RLIMIT_NOFILE to keep
+ * one per holder; a holder without one is still a holder (the ptrace layer
+ * takes -1). Other errors of pidfd_open are returned (-ESRCH: gone). *MAX
+ * caches the limit for one scan: start it at 0.
+ */
+int rv_holder_pidfd(pid_t pid, int *pidfd, long *max);
+/* The highest descriptor rv_holder_pidfd lets a holder keep (< 0: none). */
+long rv_pidfd_max(void);
 int rv_pidfd_alive(int pidfd); /* 0, or -ESRCH once the process is gone */
 
 /* Errors of a /proc entry that mean "this process or entry is gone". */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -769,9 +770,60 @@ cleanup:
 	CHECK(ok, "the scan failed (status %d)", status);
 }
 
+/* ---- more holders than descriptors ------------------------------------ */
+
+/* Each holder keeps a pidfd; with more holders than RLIMIT_NOFILE allows
+ * (3000 against the default 1024) they go without one, and none is missed. */
+static void test_rlimit_nofile(void)
+{
+	enum { N = 100 };
+	struct rlimit rl = {.rlim_cur = 64, .rlim_max = 64};
+	struct rv_holders hs = {0};
+	pid_t pids[N], parent = getpid();
+	size_t with_pidfd = 0;
+	int p[2], r;
+
+	tgt[0] = make_target("nofile", 10);
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
+	for (int i = 0; i < N; i++) {
+		pids[i] = fork();
+		CHECK(pids[i] >= 0, "fork: %m");
+		if (pids[i] == 0) {
+			die_with_parent(parent);
+			close(tgt[0].path_fd);
+			if (open(tgt[0].path, O_RDONLY) < 0 || write(p[1], "r", 1) != 1)
+				_exit(1);
+			for (;;)
+				pause();
+		}
+	}
+	close(p[1]);
+	for (int i = 0; i < N; i++) {
+		char c;
+		CHECK(read(p[0], &c, 1) == 1, "victim died before it was ready");
+	}
+	close(p[0]);
+	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0, "setrlimit: %m");
+	r = scan(tgt, 1, &hs);
+	CHECK(r == REVOKE_DISC_PROC, "scan with RLIMIT_NOFILE 64: %d (%s)", r,
+	      r < 0 ? strerror(-r) : "");
+	for (int i = 0; i < N; i++)
+		CHECK(holder(&hs, pids[i]) && count(holder(&hs, pids[i]), REVOKE_REF_FD) == 1,
+		      "holder %d of %d missed", i, N);
+	CHECK(hs.n == N, "%zu holders, %d expected", hs.n, N);
+	for (size_t i = 0; i < hs.n; i++)
+		with_pidfd += hs.v[i].pidfd >= 0;
+	CHECK(with_pidfd > 0 && with_pidfd < N, "%zu holders with a pidfd", with_pidfd);
+	rv_holders_free(&hs);
+	for (int i = 0; i < N; i++)
+		reap(pids[i]);
+	cleanup_target(&tgt[0]);
+}
+
 TEST_MAIN("unit-scan", {"fds", test_fds, 30}, {"maps", test_maps, 30},
 	  {"cwd_root_exe", test_cwd_root_exe, 30}, {"threads", test_threads, 30},
 	  {"zombie_leader", test_zombie_leader, 30}, {"churn", test_churn, 60},
 	  {"self_ignore_fds", test_self_ignore, 30}, {"scan_pid", test_scan_pid, 30},
 	  {"uring", test_uring, 30}, {"inflight", test_inflight, 30},
-	  {"unprivileged", test_unprivileged, 30}, {"fuse_hang", test_fuse_hang, 40})
+	  {"unprivileged", test_unprivileged, 30}, {"fuse_hang", test_fuse_hang, 40},
+	  {"rlimit_nofile", test_rlimit_nofile, 60})

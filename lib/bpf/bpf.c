@@ -44,10 +44,12 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "records.h"
+#include "scan_proc.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -68,6 +70,7 @@ struct bpf_holder {
 	pid_t tid[NPASS];
 	bool info;
 	bool candidate;
+	bool rescan;	       /* a target may be behind a file the iterators cannot tell */
 	struct rv_bpf_rec rec; /* the INFO record */
 };
 
@@ -176,7 +179,7 @@ static int add_record(struct bpf_scan *s, int pass, const struct rv_bpf_rec *rec
 	int i;
 
 	if (rec->tgid <= 0 || (rec->kind != RV_BPF_INFO && rec->kind != RV_BPF_CANDIDATE &&
-			       rec->target >= s->ntargets))
+			       rec->kind != RV_BPF_RESCAN && rec->target >= s->ntargets))
 		return 0; /* not in our pid namespace */
 	if (rec->tgid == s->self && rec->kind == RV_BPF_FD) {
 		for (size_t t = 0; t < s->ntargets; t++)
@@ -194,6 +197,10 @@ static int add_record(struct bpf_scan *s, int pass, const struct rv_bpf_rec *rec
 		if (!b->info)
 			b->rec = *rec;
 		b->info = true;
+		return 0;
+	}
+	if (rec->kind == RV_BPF_RESCAN) {
+		b->rescan = true; /* from any thread: /proc reads the process */
 		return 0;
 	}
 	/* With a live leader only the leader reports; otherwise each live
@@ -342,8 +349,10 @@ static int info_from_proc(const struct rv_scan_opts *opts, struct rv_holder *h)
 	return 0;
 }
 
-/* URING and INFLIGHT refs of a candidate, through /proc. */
-static int add_hidden_refs(struct bpf_scan *s, size_t i)
+/* URING and INFLIGHT refs of a candidate, through /proc; with ALL (a
+ * process the iterators could not read for sure), every ref /proc finds
+ * replaces the iterators'. */
+static int add_proc_refs(struct bpf_scan *s, size_t i, bool all)
 {
 	struct rv_holder tmp = {.pidfd = -1};
 	struct rv_holder *h = &s->hs.v[i];
@@ -355,10 +364,12 @@ static int add_hidden_refs(struct bpf_scan *s, size_t i)
 		rv_holder_clear(&tmp);
 		return r == -ESRCH ? 0 : r;
 	}
+	if (all)
+		h->pub.nrefs = 0;
 	for (size_t k = 0; k < tmp.pub.nrefs; k++) {
 		struct revoke_ref *ref;
 
-		if (tmp.pub.refs[k].type != REVOKE_REF_URING &&
+		if (!all && tmp.pub.refs[k].type != REVOKE_REF_URING &&
 		    tmp.pub.refs[k].type != REVOKE_REF_INFLIGHT)
 			continue;
 		ref = rv_holder_add_ref(h);
@@ -415,6 +426,7 @@ static char state_letter(unsigned int raw, unsigned int exit_state)
  * holder after all (only candidates, or gone); the list stays in order. */
 static int finish_holders(struct bpf_scan *s)
 {
+	long pidfd_max = 0;
 	size_t out = 0;
 	int r;
 
@@ -422,8 +434,8 @@ static int finish_holders(struct bpf_scan *s)
 		struct bpf_holder *b = &s->bh[i];
 		struct rv_holder *h = &s->hs.v[i];
 
-		if (b->candidate) {
-			r = add_hidden_refs(s, i);
+		if (b->candidate || b->rescan) {
+			r = add_proc_refs(s, i, b->rescan);
 			if (r < 0)
 				return r;
 		}
@@ -445,13 +457,13 @@ static int finish_holders(struct bpf_scan *s)
 			h->zombie_leader = h->state == 'Z' || h->state == 'X';
 		}
 		h->self = h->pub.pid == s->self;
-		h->pidfd = (int)syscall(SYS_pidfd_open, h->pub.pid, 0);
-		if (h->pidfd < 0 && errno != ENOSYS) {
-			if (errno != ESRCH && errno != EINVAL)
-				return negative_errno();
+		r = rv_holder_pidfd(h->pub.pid, &h->pidfd, &pidfd_max);
+		if (r == -ESRCH || r == -EINVAL)
 			goto drop; /* exited since */
-		}
-		qsort(h->pub.refs, h->pub.nrefs, sizeof(struct revoke_ref), cmp_ref);
+		if (r < 0)
+			return r;
+		if (h->pub.nrefs > 1)
+			qsort(h->pub.refs, h->pub.nrefs, sizeof(struct revoke_ref), cmp_ref);
 		if (out != i)
 			s->hs.v[out] = *h;
 		out++;
@@ -460,7 +472,8 @@ static int finish_holders(struct bpf_scan *s)
 		rv_holder_clear(h);
 	}
 	s->hs.n = out;
-	qsort(s->hs.v, s->hs.n, sizeof(*s->hs.v), cmp_holder);
+	if (s->hs.n > 1) /* hs.v is NULL when nothing was found */
+		qsort(s->hs.v, s->hs.n, sizeof(*s->hs.v), cmp_holder);
 	return 0;
 }
 
@@ -480,6 +493,27 @@ static int move_holders(struct bpf_scan *s, struct rv_holders *ret)
 	ret->n += s->hs.n;
 	s->hs.n = 0;
 	return 0;
+}
+
+/*
+ * FMODE_BACKING of the running kernel, which only include/linux/fs.h knows:
+ * 1 << 25 from 6.5 (backing files appeared), 1 << 24 since 6.14. It matters
+ * from 6.8 on, where a backing file's f_path is the real file. 0 (unknown)
+ * on kernels newer than the last one this was checked on, and on older ones,
+ * which have no user_path unless something was backported. Unknown, or
+ * wrong, costs speed only: the iterators then have /proc read a process
+ * that may map a target through an unrecognised backing file.
+ */
+static unsigned int fmode_backing(void)
+{
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return 0;
+	if (major != 6 || minor < 5 || minor > 18)
+		return 0;
+	return minor >= 14 ? 1u << 24 : 1u << 25;
 }
 
 static int load_error(int r)
@@ -515,6 +549,7 @@ int rv_scan_bpf(const struct rv_target *targets, size_t ntargets, const struct r
 	skel = revoke_bpf__open();
 	if (!skel)
 		return -ENOMEM;
+	skel->rodata->fmode_backing = fmode_backing();
 	r = revoke_bpf__load(skel);
 	if (r < 0) {
 		r = load_error(r);

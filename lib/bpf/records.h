@@ -26,6 +26,7 @@ enum {
 	RV_BPF_EXE,
 	RV_BPF_INFO,	  /* the thread group leader's identity, once per holder */
 	RV_BPF_CANDIDATE, /* an io_uring or a unix socket with fds in flight */
+	RV_BPF_RESCAN,	  /* may hold a target the iterators cannot tell: read /proc */
 };
 
 struct rv_bpf_rec {

@@ -6,7 +6,13 @@
  *
  * Matching uses the inode of the file's path (f_path.dentry->d_inode), which
  * is what stat() of /proc/PID/fd/N and of the target's path reports, rather
- * than f_inode (the real inode under overlayfs).
+ * than f_inode (the real inode under overlayfs). Up to Linux 6.7 that is also
+ * right for the internal files overlayfs (and FUSE passthrough) put behind a
+ * mapping: their f_path was the "fake" user-visible path. Since 6.8 such a
+ * "backing file" (FMODE_BACKING, embedded in struct backing_file) has the
+ * real lower/upper path in f_path and the user's in backing_file.user_path:
+ * see match_file(). An fd never holds a backing file (open() on overlayfs
+ * gives the overlayfs file, whose private_data is the backing one).
  *
  * Threads: the task_file and task_vma iterators skip threads that share the
  * leader's fd table; a thread is used only when its leader has given up its
@@ -26,11 +32,24 @@
  * the GPL). */
 char LICENSE[] SEC("license") = "GPL";
 
-#define PF_KTHREAD   0x00200000
-#define S_IFMT	     00170000
-#define S_IFSOCK     0140000
-#define SOCKFS_MAGIC 0x534F434B
-#define AF_UNIX	     1
+#define PF_KTHREAD	0x00200000
+#define FMODE_NOACCOUNT 0x20000000
+#define S_IFMT		00170000
+#define S_IFSOCK	0140000
+#define SOCKFS_MAGIC	0x534F434B
+#define AF_UNIX		1
+
+/* FMODE_BACKING of the running kernel (a macro, so not in BTF: 1 << 25 up
+ * to 6.13, 1 << 24 since), or 0 when user space does not know it for this
+ * kernel version; set before load (bpf.c). */
+const volatile __u32 fmode_backing = 0;
+
+/* fs/file_table.c, 6.8+ (6.5-6.7 have real_path instead, with the user's
+ * path in f_path). CO-RE finds user_path inside the anonymous union. */
+struct backing_file___rv {
+	struct file file;
+	struct path user_path;
+} __attribute__((preserve_access_index));
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -85,6 +104,51 @@ static __always_inline int match_inode_read(struct inode *inode, __u32 *ret_targ
 	return match_key(&key, ret_target);
 }
 
+/* The kernel keeps the user's path of a backing file in user_path. */
+static __always_inline int has_user_path(void)
+{
+	return bpf_core_type_exists(struct backing_file___rv) &&
+	       bpf_core_field_exists(struct backing_file___rv, user_path);
+}
+
+/*
+ * Whether FILE is a target, by the inode stat() of its user's path reports:
+ * f_path's, except for a backing file of 6.8+ (the file behind an overlayfs
+ * or FUSE passthrough mapping), whose f_path is the real file on the layer
+ * below. 1 (match, *RET_TARGET set), 0, or -1 when FILE may be a backing file
+ * of a target that cannot be told for sure: then user space reads the
+ * process through /proc instead. That is when FMODE_BACKING is unknown here
+ * or wrong (user space derives it from the kernel version): backing files
+ * also have FMODE_NOACCOUNT (1 << 29 since 2.6), like only a few other
+ * internal files, and for those whatever follows struct file is checked for
+ * a path to a target.
+ */
+static __always_inline int match_file(struct file *file, __u32 *ret_target)
+{
+	struct backing_file___rv *bf = (void *)file;
+	struct dentry *dentry = NULL;
+	struct vfsmount *mnt = NULL;
+	fmode_t mode;
+	int backing;
+
+	if (match_inode(file->f_path.dentry->d_inode, ret_target))
+		return 1;
+	if (!has_user_path())
+		return 0;
+	mode = file->f_mode;
+	backing = fmode_backing && (mode & fmode_backing);
+	if (!backing && !(mode & FMODE_NOACCOUNT))
+		return 0;
+	bpf_core_read(&dentry, sizeof(dentry), &bf->user_path.dentry);
+	bpf_core_read(&mnt, sizeof(mnt), &bf->user_path.mnt);
+	if (!dentry || !mnt || BPF_CORE_READ(mnt, mnt_sb) != BPF_CORE_READ(dentry, d_sb))
+		/* No path there: not a backing file, unless it says it is. */
+		return backing ? -1 : 0;
+	if (!match_inode_read(BPF_CORE_READ(dentry, d_inode), ret_target))
+		return 0;
+	return backing ? 1 : -1;
+}
+
 /* The pid of PID in the reader's pid namespace (the iterator runs in the
  * read() of the scanning process), 0 if it has none there. */
 static __always_inline __s32 ns_nr(struct pid *pid)
@@ -112,6 +176,19 @@ static __always_inline void fill_ids(struct rv_bpf_rec *rec, __u32 kind, struct 
 	rec->kind = kind;
 	rec->tid = ns_nr(BPF_CORE_READ(task, thread_pid));
 	rec->tgid = ns_nr(BPF_CORE_READ(leader, thread_pid));
+}
+
+/* TASK may hold a target behind a file that cannot be told for sure (see
+ * match_file): user space reads the whole process through /proc. */
+static __always_inline void emit_rescan(struct seq_file *seq, struct task_struct *task,
+					struct task_struct *leader)
+{
+	struct rv_bpf_rec rec = {};
+
+	fill_ids(&rec, RV_BPF_RESCAN, task, leader);
+	rec.fd = -1;
+	bpf_seq_write(seq, &rec, sizeof(rec));
+	mark_holder(task);
 }
 
 static __always_inline int skip_task(struct task_struct *task)
@@ -161,14 +238,23 @@ int rv_task_file(struct bpf_iter__task_file *ctx)
 	unsigned long word = 0;
 	unsigned long *coe;
 	__u32 fd = ctx->fd;
+	int m;
 
 	if (!file || !task || (task->flags & PF_KTHREAD))
 		return 0;
 	leader = task->group_leader;
 	if (task != leader && leader->files)
 		return 0;
-	inode = file->f_path.dentry->d_inode;
-	if (!match_inode(inode, &rec.target)) {
+	/* An fd holds the file open() made, never a backing file (those are
+	 * overlayfs' and FUSE's own, behind the user's file): match_file is
+	 * for the rare case only. */
+	m = match_file(file, &rec.target);
+	if (m < 0) {
+		emit_rescan(ctx->meta->seq, task, leader);
+		return 0;
+	}
+	if (!m) {
+		inode = file->f_path.dentry->d_inode;
 		if (inode && is_candidate(file, inode)) {
 			fill_ids(&rec, RV_BPF_CANDIDATE, task, leader);
 			rec.fd = fd;
@@ -195,6 +281,7 @@ int rv_task_vma(struct bpf_iter__task_vma *ctx)
 	struct vm_area_struct *vma = ctx->vma;
 	struct rv_bpf_rec rec = {};
 	struct file *file;
+	int m;
 
 	if (!vma || !task || (task->flags & PF_KTHREAD))
 		return 0;
@@ -204,7 +291,11 @@ int rv_task_vma(struct bpf_iter__task_vma *ctx)
 	leader = task->group_leader;
 	if (task != leader && leader->mm)
 		return 0;
-	if (!match_inode(file->f_path.dentry->d_inode, &rec.target))
+	/* An overlayfs or FUSE passthrough mapping has a backing file here. */
+	m = match_file(file, &rec.target);
+	if (m < 0)
+		emit_rescan(ctx->meta->seq, task, leader);
+	if (m <= 0)
 		return 0;
 	fill_ids(&rec, RV_BPF_MAP, task, leader);
 	rec.start = BPF_CORE_READ(vma, vm_start);
