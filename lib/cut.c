@@ -14,11 +14,116 @@
 
 #include "internal.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define RV_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RV_ASAN 1
+#endif
+#endif
+#ifdef RV_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+/*
+ * Many holders are cut at once by running each holder's plan (the plain
+ * sequential code below) as a coroutine on its own stack, in this thread
+ * (ptrace wants the tracer thread): an injected syscall starts, the
+ * coroutine yields, and the scheduler collects the stops of every holder
+ * in sweeps before resuming those whose syscall finished. A holder's
+ * stops arrive while the others' are started, so nobody waits alone.
+ */
+#define CUT_STACK_SIZE	(256u * 1024u)
+#define CUT_MAX_RUNNING 256 /* coroutine stacks alive at once */
+
+struct cut_sched;
+
 struct cutter {
 	struct rv_holder *h;
 	struct rv_tracee *t; /* NULL: the caller itself */
 	int broken;	     /* the injection failed: nothing more can be done */
+
+	/* Batch only. */
+	struct cut_sched *s; /* NULL: run each syscall to its end right away */
+	void *sp;	     /* saved while switched away */
+	void *stack;
+	bool waiting, finished;
+	long res;   /* the finished syscall's result */
+	int sc_r;   /* its rv_tracee_syscall_poll outcome */
+	int result; /* what the plan returned */
+	void *fake_stack;
 };
+
+struct cut_sched {
+	void *sp; /* the scheduler's, while a coroutine runs */
+	struct cutter *cur;
+	const void *stack_bottom; /* the scheduler's stack, for ASan */
+	size_t stack_size;
+};
+
+static int cut_plan(struct cutter *c);
+
+/* Switch from the scheduler into C, until it yields or finishes. */
+static void cut_resume(struct cut_sched *s, struct cutter *c)
+{
+#ifdef RV_ASAN
+	void *fake = NULL;
+#endif
+
+	s->cur = c;
+#ifdef RV_ASAN
+	__sanitizer_start_switch_fiber(&fake, c->stack, CUT_STACK_SIZE);
+#endif
+	rv_arch_switch(&s->sp, c->sp);
+#ifdef RV_ASAN
+	__sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
+	s->cur = NULL;
+}
+
+/* From inside C back to the scheduler. */
+static void cut_yield(struct cutter *c)
+{
+#ifdef RV_ASAN
+	__sanitizer_start_switch_fiber(c->finished ? NULL : &c->fake_stack, c->s->stack_bottom,
+				       c->s->stack_size);
+#endif
+	rv_arch_switch(&c->sp, c->s->sp);
+#ifdef RV_ASAN
+	__sanitizer_finish_switch_fiber(c->fake_stack, &c->s->stack_bottom, &c->s->stack_size);
+#endif
+}
+
+static __thread struct cut_sched *entry_sched;
+
+static void cut_entry(void)
+{
+	struct cutter *c = entry_sched->cur;
+
+#ifdef RV_ASAN
+	__sanitizer_finish_switch_fiber(NULL, &c->s->stack_bottom, &c->s->stack_size);
+#endif
+	c->result = cut_plan(c);
+	c->finished = true;
+	cut_yield(c); /* never comes back */
+}
+
+/* One injected syscall from inside a coroutine: start it, let the others
+ * run, come back with its outcome. */
+static int batch_syscall(struct cutter *c, long nr, long *res, const long args[6])
+{
+	int r = rv_tracee_syscall_start(c->t, nr, args);
+
+	if (r < 0)
+		return r;
+	c->waiting = true;
+	cut_yield(c);
+	if (c->sc_r < 0)
+		return c->sc_r;
+	*res = c->res;
+	return 0;
+}
 
 /* One syscall in the holder. The int says whether it could be run; *res is
  * the holder's result (-errno on its failure). */
@@ -31,7 +136,10 @@ static int sys(struct cutter *c, long nr, long *res, long a0, long a1, long a2, 
 	if (c->broken)
 		return c->broken;
 	if (c->t) {
-		r = rv_tracee_syscall(c->t, nr, &v, a0, a1, a2, a3, a4, a5);
+		const long args[6] = {a0, a1, a2, a3, a4, a5};
+
+		r = c->s ? batch_syscall(c, nr, &v, args)
+			 : rv_tracee_syscall(c->t, nr, &v, a0, a1, a2, a3, a4, a5);
 		if (r < 0)
 			return c->broken = r;
 	} else {
@@ -200,43 +308,200 @@ static void set_outcome(struct revoke_ref *ref, int r, int *first)
 		*first = r;
 }
 
-int rv_cut_holder(struct rv_holder *h, struct rv_tracee *t)
+static int cut_plan(struct cutter *c)
 {
-	struct cutter c = {.h = h, .t = t};
+	struct rv_holder *h = c->h;
 	long dead = -1, memfd = -1;
 	int dead_r = 0, memfd_r = 0, first = 0, r;
 
-	if (!h)
-		return -EINVAL;
 	for (size_t i = 0; i < h->pub.nrefs; i++) {
 		struct revoke_ref *ref = &h->pub.refs[i];
 
 		if (ref->state != REVOKE_STATE_FOUND)
 			continue;
-		if (c.broken) {
-			set_outcome(ref, c.broken, &first);
+		if (c->broken) {
+			set_outcome(ref, c->broken, &first);
 			continue;
 		}
 		switch (ref->type) {
 		case REVOKE_REF_FD:
 			if (dead < 0 && dead_r == 0)
-				dead_r = open_dead(&c, &dead);
-			r = dead_r < 0 ? dead_r : cut_fd(&c, dead, ref);
+				dead_r = open_dead(c, &dead);
+			r = dead_r < 0 ? dead_r : cut_fd(c, dead, ref);
 			break;
 		case REVOKE_REF_MAP:
 			if (memfd < 0 && memfd_r == 0)
-				memfd_r = open_sigbus_file(&c, &memfd);
-			r = memfd_r < 0 ? memfd_r : cut_map(&c, memfd, ref);
+				memfd_r = open_sigbus_file(c, &memfd);
+			r = memfd_r < 0 ? memfd_r : cut_map(c, memfd, ref);
 			break;
 		default:
 			r = -EOPNOTSUPP; /* the engine marks these before a cut */
 			break;
 		}
-		set_outcome(ref, c.broken ? c.broken : r, &first);
+		set_outcome(ref, c->broken ? c->broken : r, &first);
 	}
 	if (dead >= 0)
-		close_in_holder(&c, dead);
+		close_in_holder(c, dead);
 	if (memfd >= 0)
-		close_in_holder(&c, memfd);
+		close_in_holder(c, memfd);
 	return first;
+}
+
+/* A coroutine stack with a guard page below it: an overflow faults
+ * instead of writing over our memory. */
+static void *stack_new(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p = mmap(NULL, CUT_STACK_SIZE + page, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (mprotect(p, page, PROT_NONE) < 0) {
+		munmap(p, CUT_STACK_SIZE + page);
+		return NULL;
+	}
+	return p + page;
+}
+
+static void stack_free(void *stack)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	munmap((uint8_t *)stack - page, CUT_STACK_SIZE + page);
+}
+
+static void cut_start(struct cut_sched *s, struct cutter *c, void *stack)
+{
+	c->stack = stack;
+	c->s = s;
+#ifdef RV_ASAN
+	/* A recycled stack still carries the poison of the frames the
+	 * previous coroutine never returned from. */
+	__asan_unpoison_memory_region(stack, CUT_STACK_SIZE);
+#endif
+	c->sp = rv_arch_stack_init((uint8_t *)stack + CUT_STACK_SIZE, cut_entry);
+	entry_sched = s;
+	cut_resume(s, c);
+}
+
+/* The tracee holders of CS (n of them) cut together. */
+static void cut_batch(struct cutter *cs, size_t n)
+{
+	struct cut_sched s = {};
+	void *stacks[CUT_MAX_RUNNING];
+	size_t nstacks = 0, next = 0, left = n;
+	unsigned int nb = 0;
+
+	while (left > 0) {
+		bool progress = false;
+
+		/* Start new coroutines while stacks are free. */
+		while (next < n) {
+			size_t running = next - (n - left);
+			void *stack = NULL;
+
+			if (nstacks > 0)
+				stack = stacks[--nstacks];
+			else if (running < CUT_MAX_RUNNING)
+				stack = stack_new();
+			if (!stack && running > 0)
+				break; /* one will be free when a running one finishes */
+			if (!stack) {
+				/* No stack to spare: this one on our own, to its end. */
+				cs[next].s = NULL;
+				cs[next].result = cut_plan(&cs[next]);
+				cs[next].finished = true;
+				left--;
+				next++;
+				progress = true;
+				continue;
+			}
+			cut_start(&s, &cs[next], stack);
+			progress = true;
+			if (cs[next].finished) {
+				stacks[nstacks++] = cs[next].stack;
+				left--;
+			}
+			next++;
+		}
+
+		/* Collect the stops of every syscall in flight, in holder order. */
+		for (size_t i = 0; i < next; i++) {
+			struct cutter *c = &cs[i];
+			int r;
+
+			if (!c->waiting)
+				continue;
+			r = rv_tracee_syscall_poll(c->t, &c->res);
+			if (r == 1)
+				continue;
+			progress = true;
+			c->waiting = false;
+			c->sc_r = r;
+			cut_resume(&s, c);
+			if (c->finished) {
+				stacks[nstacks++] = c->stack;
+				left--;
+			}
+		}
+		if (progress)
+			nb = 0;
+		else if (left > 0)
+			rv_ptrace_backoff(&nb, UINT64_MAX);
+	}
+	while (nstacks > 0)
+		stack_free(stacks[--nstacks]);
+}
+
+static int cut_many(struct rv_holder **hs, struct rv_tracee **ts, size_t n, int *ret)
+{
+	struct cutter *cs;
+	size_t m = 0;
+
+	cs = calloc(n ? n : 1, sizeof(*cs));
+	if (!cs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (ts[i])
+			cs[m++] = (struct cutter){.h = hs[i], .t = ts[i]};
+	cut_batch(cs, m);
+	m = 0;
+	for (size_t i = 0; i < n; i++) {
+		int q;
+
+		if (ts[i])
+			q = cs[m++].result;
+		else if (hs[i]->self) {
+			struct cutter c = {.h = hs[i]};
+
+			q = cut_plan(&c);
+		} else
+			q = -EINVAL;
+		if (ret)
+			ret[i] = q;
+	}
+	free(cs);
+	return 0;
+}
+
+int rv_cut_holders(struct rv_holder **hs, size_t n, int *ret)
+{
+	_cleanup_free_ struct rv_tracee **ts = calloc(n ? n : 1, sizeof(*ts));
+
+	if (!ts)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		ts[i] = hs[i]->self ? NULL : hs[i]->tracee;
+	return cut_many(hs, ts, n, ret);
+}
+
+int rv_cut_holder(struct rv_holder *h, struct rv_tracee *t)
+{
+	struct cutter c = {.h = h, .t = t};
+
+	if (!h)
+		return -EINVAL;
+	/* One holder: nothing to overlap with, no coroutine needed. */
+	return cut_plan(&c);
 }

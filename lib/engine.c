@@ -209,31 +209,55 @@ static void holder_mark(struct rv_holder *h, int from, int state, int error)
 		}
 }
 
-/* Stop every holder not stopped yet. Returns the number that failed. */
+/* Stop every holder not stopped yet, all at once. Returns the number that failed. */
 static size_t stop_all(struct rv_run *run)
 {
 	/* Waiting for a holder that never stops (D state, vfork parent) must
 	 * not eat the time the rescans and the cut still need: stops get the
 	 * first three quarters of the budget. */
 	uint64_t stop_deadline = run->start_ns + (run->deadline_ns - run->start_ns) / 4 * 3;
-	size_t failed = 0;
+	_cleanup_free_ struct rv_stop_req *reqs = calloc(run->holders.n + 1, sizeof(*reqs));
+	_cleanup_free_ size_t *idx = calloc(run->holders.n + 1, sizeof(*idx));
+	size_t n = 0, failed = 0;
+	int r = -ENOMEM;
 
-	for (size_t i = 0; i < run->holders.n; i++) {
+	for (size_t i = 0; reqs && idx && i < run->holders.n; i++) {
 		struct rv_holder *h = &run->holders.v[i];
-		int r;
 
 		if (h->self || h->tracee || h->pub.error)
 			continue;
-		r = rv_tracee_stop(h->pub.pid, h->pidfd, stop_deadline, &h->tracee, h->pub.reason);
-		if (r == -ESRCH) {
+		reqs[n] = (struct rv_stop_req){ .pid = h->pub.pid, .pidfd = h->pidfd };
+		idx[n++] = i;
+	}
+	if (reqs && idx)
+		r = rv_tracees_stop(reqs, n, stop_deadline);
+	if (r < 0) {
+		/* Nothing was stopped. */
+		for (size_t i = 0; i < run->holders.n; i++) {
+			struct rv_holder *h = &run->holders.v[i];
+
+			if (h->self || h->tracee || h->pub.error)
+				continue;
+			h->pub.error = -r;
+			failed++;
+		}
+		return failed;
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct rv_holder *h = &run->holders.v[idx[k]];
+
+		memcpy(h->pub.reason, reqs[k].reason, sizeof(h->pub.reason));
+		if (reqs[k].error == ESRCH) {
 			/* It exited since the scan: it holds nothing any more. */
 			rv_holder_clear(h);
 			continue;
 		}
-		if (r < 0) {
-			h->pub.error = -r;
+		if (reqs[k].error) {
+			h->pub.error = reqs[k].error;
 			failed++;
+			continue;
 		}
+		h->tracee = reqs[k].tracee;
 	}
 	return failed;
 }
@@ -356,21 +380,33 @@ static void cut_all(struct rv_run *run, size_t *ret_failed)
 	for (size_t t = 0; t < run->ntargets; t++)
 		ttys[t] = hangup && S_ISCHR(run->targets[t].mode) ? grab_tty(run, t) : -1;
 
-	for (size_t i = 0; i < run->holders.n; i++) {
+	struct rv_holder **hs = calloc(run->holders.n + 1, sizeof(*hs));
+	int *rets = calloc(run->holders.n + 1, sizeof(*rets));
+	size_t n = 0;
+
+	for (size_t i = 0; hs && i < run->holders.n; i++) {
 		struct rv_holder *h = &run->holders.v[i];
 
-		if (!h->self && !h->tracee)
-			continue;
-		r = rv_cut_holder(h, h->tracee);
-		if (r == -ESRCH && !h->self) {
+		if (h->self || h->tracee)
+			hs[n++] = h;
+	}
+	/* Every holder's injected syscalls in flight together. */
+	r = hs && rets ? rv_cut_holders(hs, n, rets) : -ENOMEM;
+	for (size_t k = 0; hs && k < n; k++) {
+		struct rv_holder *h = hs[k];
+		int q = r < 0 || !rets ? rv_cut_holder(h, h->self ? NULL : h->tracee) : rets[k];
+
+		if (q == -ESRCH && !h->self) {
 			/* Killed (SIGKILL reaches stopped tracees) while being
 			 * cut: it holds nothing any more. */
 			rv_holder_clear(h);
 			continue;
 		}
-		if (r < 0)
+		if (q < 0)
 			failed++;
 	}
+	free(hs);
+	free(rets);
 
 	/* While every holder is still stopped: a hangup reaches the open files
 	 * of the tty that no descriptor table shows (in flight, /dev/tty). It
@@ -386,6 +422,9 @@ static void cut_all(struct rv_run *run, size_t *ret_failed)
 
 static void release_all(struct rv_run *run)
 {
+	_cleanup_free_ struct rv_tracee **ts = calloc(run->holders.n + 1, sizeof(*ts));
+	size_t n = 0;
+
 	for (size_t i = 0; i < run->holders.n; i++) {
 		struct rv_holder *h = &run->holders.v[i];
 
@@ -395,10 +434,15 @@ static void release_all(struct rv_run *run)
 		if (h->pub.stopped_ns > run->max_stopped_ns)
 			run->max_stopped_ns = h->pub.stopped_ns;
 		/* Release failures are already best-effort restores; nothing more
-		 * can be done for that process here. */
-		(void)rv_tracee_release(h->tracee);
+		 * can be done for that process here. Overlapped when memory
+		 * allows. */
+		if (ts)
+			ts[n++] = h->tracee;
+		else
+			(void)rv_tracee_release(h->tracee);
 		h->tracee = NULL;
 	}
+	rv_tracees_release(ts, n);
 }
 
 static int summarise(const struct rv_holder *h)

@@ -219,14 +219,11 @@ static int prepare(struct rv_tracee *t)
 	return 0;
 }
 
-int rv_tracee_syscall(struct rv_tracee *t, long nr, long *ret_result, long a0, long a1, long a2,
-		      long a3, long a4, long a5)
+int rv_tracee_syscall_start(struct rv_tracee *t, long nr, const long args[6])
 {
-	const long args[6] = {a0, a1, a2, a3, a4, a5};
 	struct rv_regs regs;
 	pid_t tid;
-	bool entered = false;
-	int r, sig = 0;
+	int r;
 
 	if (!t || !t->inj)
 		return -EINVAL;
@@ -241,131 +238,129 @@ int rv_tracee_syscall(struct rv_tracee *t, long nr, long *ret_result, long a0, l
 	r = rv_arch_set_regs(tid, &regs);
 	if (r < 0)
 		return r;
-	for (;;) {
+	t->sc_entered = false;
+	t->sc_sig = 0;
+	if (ptrace(PTRACE_SYSCALL, tid, NULL, NULL) < 0)
+		return t->broken = negative_errno();
+	t->where = RUNNING;
+	t->sc_deadline = rv_stop_deadline(t->deadline_ns);
+	return 0;
+}
+
+/* One stop of the injecting thread during an injected syscall: 1 resumed
+ * again (waiting for the next), 0 finished, -errno. */
+static int syscall_feed(struct rv_tracee *t, int status, long *ret_result)
+{
+	pid_t tid = t->inj->tid;
+	struct rv_regs regs;
+	int r;
+
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		t->inj->gone = true;
+		return -ESRCH;
+	}
+	t->where = AT_SIGNAL_STOP;
+	if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
+		t->where = AT_SYSCALL_STOP;
+		if (!t->sc_entered) {
+			t->sc_entered = true;
+			goto resume;
+		}
+		r = rv_arch_get_regs(tid, &regs);
+		if (r < 0)
+			return r;
+		*ret_result = rv_arch_syscall_result(&regs);
+		return 0;
+	}
+	if (status >> 16 == PTRACE_EVENT_STOP) {
+		/* A group-stop or interrupt on the way: go on. */
+		if (rv_is_stop_sig(WSTOPSIG(status)))
+			t->group_stopped = true;
+		goto resume;
+	}
+	if (status >> 16 == 0 && rv_is_stop_sig(WSTOPSIG(status))) {
+		/* Cannot be blocked: let it group-stop (recorded by the
+		 * kernel, reinstated on detach), then go on. */
+		t->sc_sig = WSTOPSIG(status);
+		goto resume;
+	}
+	if (status >> 16 == 0) {
+		/* Every other signal is blocked: this one was forced by
+		 * our own instruction. Suppressed on release. */
+		return -EFAULT;
+	}
+resume:
+	if (ptrace(PTRACE_SYSCALL, tid, NULL, (void *)(long)t->sc_sig) < 0)
+		return negative_errno();
+	t->sc_sig = 0;
+	t->where = RUNNING;
+	t->sc_deadline = rv_stop_deadline(t->deadline_ns);
+	return 1;
+}
+
+int rv_tracee_syscall_feed(struct rv_tracee *t, int status, long *ret_result)
+{
+	int r;
+
+	if (t->broken)
+		return t->broken;
+	r = syscall_feed(t, status, ret_result);
+	if (r < 0)
+		t->broken = r;
+	return r;
+}
+
+int rv_tracee_syscall_poll(struct rv_tracee *t, long *ret_result)
+{
+	int status;
+	pid_t p;
+
+	if (!t || !t->inj)
+		return -EINVAL;
+	if (t->broken)
+		return t->broken;
+	p = waitpid(t->inj->tid, &status, __WALL | WNOHANG);
+	if (p == t->inj->tid)
+		return rv_tracee_syscall_feed(t, status, ret_result);
+	if (p < 0 && errno != EINTR)
+		return t->broken = negative_errno();
+	if (rv_now_ns() >= t->sc_deadline)
+		return t->broken = -ETIMEDOUT;
+	return 1;
+}
+
+int rv_tracee_syscall(struct rv_tracee *t, long nr, long *ret_result, long a0, long a1, long a2,
+		      long a3, long a4, long a5)
+{
+	const long args[6] = {a0, a1, a2, a3, a4, a5};
+	int r;
+
+	r = rv_tracee_syscall_start(t, nr, args);
+	if (r < 0)
+		return r;
+	do {
 		int status;
 
-		if (ptrace(PTRACE_SYSCALL, tid, NULL, (void *)(long)sig) < 0) {
-			r = negative_errno();
-			break;
-		}
-		t->where = RUNNING;
-		sig = 0;
-		r = rv_ptrace_wait(tid, rv_stop_deadline(t->deadline_ns), &status);
+		r = rv_ptrace_wait(t->inj->tid, t->sc_deadline, &status);
 		if (r == 0)
 			r = -ETIMEDOUT;
 		if (r < 0)
-			break;
-		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			t->inj->gone = true;
-			r = -ESRCH;
-			break;
-		}
-		t->where = AT_SIGNAL_STOP;
-		if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
-			t->where = AT_SYSCALL_STOP;
-			if (!entered) {
-				entered = true;
-				continue;
-			}
-			r = rv_arch_get_regs(tid, &regs);
-			if (r < 0)
-				break;
-			*ret_result = rv_arch_syscall_result(&regs);
-			return 0;
-		}
-		if (status >> 16 == PTRACE_EVENT_STOP) {
-			/* A group-stop or interrupt on the way: go on. */
-			if (rv_is_stop_sig(WSTOPSIG(status)))
-				t->group_stopped = true;
-			continue;
-		}
-		if (status >> 16 == 0 && rv_is_stop_sig(WSTOPSIG(status))) {
-			/* Cannot be blocked: let it group-stop (recorded by the
-			 * kernel, reinstated on detach), then go on. */
-			sig = WSTOPSIG(status);
-			continue;
-		}
-		if (status >> 16 == 0) {
-			/* Every other signal is blocked: this one was forced by
-			 * our own instruction. Suppressed on release. */
-			r = -EFAULT;
-			break;
-		}
-	}
-	t->broken = r;
+			return t->broken = r;
+		r = rv_tracee_syscall_feed(t, status, ret_result);
+	} while (r == 1);
 	return r;
 }
 
 /* ---- release ------------------------------------------------------------- */
 
-/* Wait for the injecting thread to reach a stop, up to the grace time. */
-static int wait_inj_stop(struct rv_tracee *t, uint64_t deadline, bool want_signal_stop)
+/* Put back what the injected calls changed, once the injecting thread is
+ * at a stop inside get_signal() (or at a syscall stop of ours). */
+static int restore_finish(struct rv_tracee *t)
 {
 	pid_t tid = t->inj->tid;
-
-	for (;;) {
-		int status, r = rv_ptrace_wait(tid, deadline, &status);
-
-		if (r <= 0)
-			return r == 0 ? -ETIMEDOUT : r;
-		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			t->inj->gone = true;
-			return -ESRCH;
-		}
-		if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
-			t->where = AT_SYSCALL_STOP;
-			if (!want_signal_stop)
-				return 0;
-			ptrace(PTRACE_CONT, tid, NULL, NULL);
-			continue;
-		}
-		t->where = AT_SIGNAL_STOP;
-		if (status >> 16 == PTRACE_EVENT_STOP && rv_is_stop_sig(WSTOPSIG(status)))
-			t->group_stopped = true;
-		/* A stop signal arriving here is handed back on detach. */
-		if (status >> 16 == 0 && rv_is_stop_sig(WSTOPSIG(status)))
-			t->inj->detach_sig = WSTOPSIG(status);
-		return 0;
-	}
-}
-
-int rv_tracee_restore(struct rv_tracee *t)
-{
-	pid_t tid = t->inj->tid;
-	uint64_t grace =
-	    (t->deadline_ns > rv_now_ns() ? t->deadline_ns : rv_now_ns()) + RELEASE_GRACE_NS;
 	struct rv_regs regs;
 	int r = 0, q;
 
-	if (t->where == RUNNING) {
-		r = wait_inj_stop(t, grace, false);
-		if (r < 0)
-			return r; /* cannot put it back; left for the orphan list */
-	}
-	if (t->where == AT_SYSCALL_STOP) {
-		/* Clearing the number skips a call at its entry stop and keeps
-		 * the restart logic off its result at the exit stop. */
-		q = rv_arch_get_regs(tid, &regs);
-		if (q < 0)
-			return q;
-		rv_arch_clear_syscall(&regs);
-		q = rv_arch_set_regs(tid, &regs);
-		if (q < 0)
-			return q;
-		if (t->in_syscall) {
-			/* Restoring an interrupted syscall at a syscall stop leaks
-			 * -ERESTARTSYS (512) to the program; from a stop inside
-			 * get_signal() the kernel restarts it itself, and picks
-			 * EINTR when a handler is due. */
-			if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 ||
-			    ptrace(PTRACE_CONT, tid, NULL, NULL) < 0)
-				return negative_errno();
-			t->where = RUNNING;
-			r = wait_inj_stop(t, grace, true);
-			if (r < 0)
-				return r;
-		}
-	}
 	regs = t->saved;
 	if (t->rseq_abort)
 		rv_arch_set_ip(&regs, t->rseq_abort_ip);
@@ -385,5 +380,92 @@ int rv_tracee_restore(struct rv_tracee *t)
 	if (t->poked &&
 	    ptrace(PTRACE_POKETEXT, tid, (void *)t->poke_addr, (void *)t->poke_word) < 0 && r == 0)
 		r = negative_errno();
+	return r;
+}
+
+/* As far as it goes without waiting: 1 when a stop must be waited for. */
+static int restore_advance(struct rv_tracee *t)
+{
+	pid_t tid = t->inj->tid;
+	struct rv_regs regs;
+	int q;
+
+	if (t->where == RUNNING)
+		return 1;
+	if (t->where == AT_SYSCALL_STOP && !t->rs_cleared) {
+		/* Clearing the number skips a call at its entry stop and keeps
+		 * the restart logic off its result at the exit stop. */
+		q = rv_arch_get_regs(tid, &regs);
+		if (q < 0)
+			return q;
+		rv_arch_clear_syscall(&regs);
+		q = rv_arch_set_regs(tid, &regs);
+		if (q < 0)
+			return q;
+		t->rs_cleared = true;
+		if (t->in_syscall) {
+			/* Restoring an interrupted syscall at a syscall stop leaks
+			 * -ERESTARTSYS (512) to the program; from a stop inside
+			 * get_signal() the kernel restarts it itself, and picks
+			 * EINTR when a handler is due. */
+			if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 ||
+			    ptrace(PTRACE_CONT, tid, NULL, NULL) < 0)
+				return negative_errno();
+			t->where = RUNNING;
+			t->rs_want_signal = true;
+			return 1;
+		}
+	}
+	return restore_finish(t);
+}
+
+int rv_tracee_restore_start(struct rv_tracee *t)
+{
+	uint64_t now = rv_now_ns();
+
+	t->rs_grace = (t->deadline_ns > now ? t->deadline_ns : now) + RELEASE_GRACE_NS;
+	t->rs_cleared = false;
+	t->rs_want_signal = false;
+	return restore_advance(t);
+}
+
+int rv_tracee_restore_feed(struct rv_tracee *t, int status)
+{
+	pid_t tid = t->inj->tid;
+
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		t->inj->gone = true;
+		return -ESRCH;
+	}
+	if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
+		t->where = AT_SYSCALL_STOP;
+		if (t->rs_want_signal) {
+			if (ptrace(PTRACE_CONT, tid, NULL, NULL) < 0)
+				return negative_errno();
+			t->where = RUNNING;
+			return 1;
+		}
+		return restore_advance(t);
+	}
+	t->where = AT_SIGNAL_STOP;
+	if (status >> 16 == PTRACE_EVENT_STOP && rv_is_stop_sig(WSTOPSIG(status)))
+		t->group_stopped = true;
+	/* A stop signal arriving here is handed back on detach. */
+	if (status >> 16 == 0 && rv_is_stop_sig(WSTOPSIG(status)))
+		t->inj->detach_sig = WSTOPSIG(status);
+	return restore_advance(t);
+}
+
+int rv_tracee_restore(struct rv_tracee *t)
+{
+	int r = rv_tracee_restore_start(t);
+
+	while (r == 1) {
+		int status, q = rv_ptrace_wait(t->inj->tid, t->rs_grace, &status);
+
+		if (q <= 0)
+			return q == 0 ? -ETIMEDOUT : q; /* left for the orphan list */
+		r = rv_tracee_restore_feed(t, status);
+	}
 	return r;
 }

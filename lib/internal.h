@@ -174,10 +174,45 @@ struct rv_tracee; /* one process (thread group), all its threads stopped */
 int rv_tracee_stop(pid_t pid, int pidfd, uint64_t deadline_ns, struct rv_tracee **ret,
 		   char reason[128]);
 
+/* One process to stop, for rv_tracees_stop. */
+struct rv_stop_req {
+	pid_t pid;
+	int pidfd;		  /* -1 if none */
+	struct rv_tracee *tracee; /* out: stopped, or NULL */
+	int error;		  /* out: 0, or a positive errno as rv_tracee_stop's */
+	char reason[128];	  /* out: why not, as rv_tracee_stop's */
+};
+
+/*
+ * rv_tracee_stop for N processes at once: every thread of every process is
+ * seized and interrupted first, then the stops are collected together (each
+ * thread waited for by its tid, never waitpid(-1)). A process that fails is
+ * released untouched; the others stay stopped. Returns 0 (results in REQS)
+ * or -ENOMEM before anything was stopped.
+ */
+int rv_tracees_stop(struct rv_stop_req *reqs, size_t n, uint64_t deadline_ns);
+
+/* rv_tracee_release for N tracees (NULL entries skipped), the waits of their
+ * restores overlapped. Frees them all. */
+void rv_tracees_release(struct rv_tracee **ts, size_t n);
+
+/* Sleep a little more each call (N counts calls): a few yields, then sleeps
+ * doubling to ~1 ms; false once DEADLINE passed. */
+bool rv_ptrace_backoff(unsigned int *n, uint64_t deadline);
+
 /* Run one syscall in the tracee. The int says whether injection worked;
  * *ret_result is the tracee's raw result (-errno on its failure). */
 int rv_tracee_syscall(struct rv_tracee *t, long nr, long *ret_result, long a0, long a1, long a2,
 		      long a3, long a4, long a5);
+
+/*
+ * rv_tracee_syscall in steps, for many tracees at once: start sets the
+ * registers and resumes the injecting thread; poll looks once (no waiting)
+ * whether it finished: 1 not yet, 0 done (*ret_result set), -errno as
+ * rv_tracee_syscall (-ETIMEDOUT once its stop is overdue, -ESRCH it died).
+ */
+int rv_tracee_syscall_start(struct rv_tracee *t, long nr, const long args[6]);
+int rv_tracee_syscall_poll(struct rv_tracee *t, long *ret_result);
 
 /* Copy LEN bytes into scratch memory of the tracee (saved and restored on
  * release); *ret_addr is the tracee address. */
@@ -204,6 +239,22 @@ pid_t rv_tracee_tid(const struct rv_tracee *t);
  * the first failure.
  */
 int rv_cut_holder(struct rv_holder *h, struct rv_tracee *t);
+
+/*
+ * rv_cut_holder for N holders at once (each with hs[i]->tracee, or the
+ * caller itself when hs[i]->self), the injected syscalls of all of them in
+ * flight together. ret[i] (may be NULL) gets what rv_cut_holder would
+ * return for hs[i] (-ESRCH: it died meanwhile). Returns 0, or -ENOMEM
+ * before anything was cut.
+ */
+int rv_cut_holders(struct rv_holder **hs, size_t n, int *ret);
+
+/* Coroutines for rv_cut_holders (arch/): switch to the stack whose sp was
+ * saved in TO_SP, saving ours in *SAVE_SP; a fresh stack (TOP = one past
+ * its end) is prepared so that switching to it calls ENTRY, which must
+ * never return. */
+void rv_arch_switch(void **save_sp, void *to_sp);
+void *rv_arch_stack_init(void *top, void (*entry)(void));
 
 /* ---- native syscalls (native.c) --------------------------------------- */
 

@@ -49,6 +49,25 @@ struct rv_tracee {
 	uint64_t rseq_abort_ip;
 	int broken;	    /* sticky injection failure */
 	bool group_stopped; /* in a group-stop (SIGSTOP) as far as we saw */
+
+	/* Batch stop (ptrace.c): where this process is in rv_tracees_stop. */
+	int rounds;			 /* task-list rounds that found new threads */
+	bool seize_again;		 /* re-list the tasks once the seized ones stopped */
+	bool found_new;			 /* this round seized new threads */
+	uint64_t wait_deadline;		 /* for the stops of the current round */
+	struct rv_proc_status leader_st; /* read by the checks, for the first seize */
+	bool have_leader_st;
+
+	/* An injected syscall in flight (inject.c). */
+	bool sc_entered;
+	int sc_sig;
+	uint64_t sc_deadline;
+
+	/* Restore in progress (inject.c). */
+	uint64_t rs_grace;
+	bool rs_cleared, rs_want_signal;
+	bool rs_busy;  /* rv_tracees_release: waiting for a stop */
+	int rs_result; /* what the restore returned */
 };
 
 static inline bool rv_is_stop_sig(int sig)
@@ -56,8 +75,6 @@ static inline bool rv_is_stop_sig(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-/* Sleep a little more each call (N counts calls); false once DEADLINE passed. */
-bool rv_ptrace_backoff(unsigned int *n, uint64_t deadline);
 /*
  * A ptrace stop normally follows in microseconds: a wait for one gets at
  * least this long, even past the deadline, so that one holder that used up
@@ -76,5 +93,15 @@ static inline uint64_t rv_stop_deadline(uint64_t deadline)
 int rv_ptrace_wait(pid_t tid, uint64_t deadline, int *ret_status);
 /* Put the injecting thread back: registers, signal mask, memory (inject.c). */
 int rv_tracee_restore(struct rv_tracee *t);
+/*
+ * The same in steps, for many tracees at once: start, then feed each status
+ * of the injecting thread while they return 1 (a stop is awaited; waitpid it
+ * until t->rs_grace). 0 or -errno: done, as rv_tracee_restore returns.
+ */
+int rv_tracee_restore_start(struct rv_tracee *t);
+int rv_tracee_restore_feed(struct rv_tracee *t, int status);
+/* Feed one waitpid status of the injecting thread to an injected syscall
+ * in flight; returns as rv_tracee_syscall_poll. */
+int rv_tracee_syscall_feed(struct rv_tracee *t, int status, long *ret_result);
 
 #endif

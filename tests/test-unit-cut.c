@@ -458,10 +458,139 @@ static void test_self_cut_seccomp_errno(void)
 	check_self_cut(0);
 }
 
+/* ---- batches ----------------------------------------------------------------- */
+
+#define NBATCH 50
+
+/* Fifty victims (descriptors, mappings, some SIGSTOPped, one killed after
+ * the stop) and the caller itself cut together, each exactly as alone. */
+static void test_batch_cut(void)
+{
+	struct victim v[NBATCH];
+	struct rv_stop_req q[NBATCH];
+	struct revoke_ref refs[NBATCH + 1][2];
+	struct rv_holder h[NBATCH + 1], *hp[NBATCH + 1];
+	struct rv_tracee *ts[NBATCH];
+	int rets[NBATCH + 1], status, r, self_fd;
+	const int killed = 7;
+	siginfo_t si;
+	char buf[4];
+
+	v_fd = make_tmpfile(8192, 'm');
+	v_fd_b = fcntl(v_fd, F_DUPFD, 20);
+	CHECK(v_fd_b >= 0, "dup: %m");
+	memset(refs, 0, sizeof(refs));
+	for (int i = 0; i < NBATCH; i++) {
+		if (i % 10 == 4) {
+			char *m1, *m2;
+
+			victim_start(&v[i], v_maps);
+			xread(v[i].out, &m1, sizeof(m1));
+			xread(v[i].out, &m2, sizeof(m2));
+			CHECK(m1 != MAP_FAILED && m2 != MAP_FAILED, "victim mmap failed");
+			refs[i][0] = (struct revoke_ref){.type = REVOKE_REF_MAP,
+							 .prot = PROT_READ,
+							 .map_flags = MAP_SHARED,
+							 .start = (uint64_t)m1,
+							 .end = (uint64_t)m1 + 8192};
+			h[i] = holder(v[i].pid, refs[i], 1);
+		} else {
+			victim_start(&v[i], v_fd_checks);
+			refs[i][0] =
+			    (struct revoke_ref){.type = REVOKE_REF_FD, .fd_flags = FD_CLOEXEC};
+			refs[i][1] = (struct revoke_ref){.type = REVOKE_REF_FD};
+			xread(v[i].out, &refs[i][0].fd, sizeof(int));
+			xread(v[i].out, &refs[i][1].fd, sizeof(int));
+			h[i] = holder(v[i].pid, refs[i], 2);
+		}
+	}
+	for (int i = 0; i < NBATCH; i++) {
+		wait_in_syscall(v[i].pid, v[i].pid, SYS_read);
+		if (i % 10 == 3) {
+			CHECK(kill(v[i].pid, SIGSTOP) == 0, "kill: %m");
+			CHECK(waitpid(v[i].pid, &status, WUNTRACED) == v[i].pid &&
+				  WIFSTOPPED(status),
+			      "waitpid");
+		}
+		q[i] = (struct rv_stop_req){.pid = v[i].pid, .pidfd = -1};
+	}
+	r = rv_tracees_stop(q, NBATCH, after_ms(5000));
+	CHECK(r == 0, "rv_tracees_stop = %d", r);
+	for (int i = 0; i < NBATCH; i++) {
+		CHECK(q[i].error == 0 && q[i].tracee, "victim %d: error %d (%s)", i, q[i].error,
+		      q[i].reason);
+		h[i].tracee = ts[i] = q[i].tracee;
+		hp[i] = &h[i];
+	}
+	/* The caller's own descriptor, cut directly. */
+	self_fd = fcntl(v_fd, F_DUPFD_CLOEXEC, 3);
+	CHECK(self_fd >= 0, "dup: %m");
+	refs[NBATCH][0] =
+	    (struct revoke_ref){.type = REVOKE_REF_FD, .fd = self_fd, .fd_flags = FD_CLOEXEC};
+	h[NBATCH] = holder(getpid(), refs[NBATCH], 1);
+	h[NBATCH].self = true;
+	hp[NBATCH] = &h[NBATCH];
+	/* Killed after its stop: dead by the time of the cut. */
+	CHECK(kill(v[killed].pid, SIGKILL) == 0, "kill: %m");
+	CHECK(waitid(P_PID, v[killed].pid, &si, WEXITED | WNOWAIT) == 0, "waitid: %m");
+
+	r = rv_cut_holders(hp, NBATCH + 1, rets);
+	CHECK(r == 0, "rv_cut_holders = %d", r);
+	for (int i = 0; i <= NBATCH; i++) {
+		if (i == killed) {
+			CHECK(rets[i] == -ESRCH, "killed victim: cut = %d", rets[i]);
+			CHECK(refs[i][0].state == REVOKE_STATE_FAILED && refs[i][0].error == ESRCH,
+			      "killed victim: state %d error %d", refs[i][0].state,
+			      refs[i][0].error);
+			continue;
+		}
+		CHECK(rets[i] == 0, "holder %d: cut = %d (errors %d %d)", i, rets[i],
+		      refs[i][0].error, refs[i][1].error);
+		for (size_t j = 0; j < h[i].pub.nrefs; j++)
+			CHECK(refs[i][j].state == REVOKE_STATE_CUT, "holder %d ref %zu: state %d",
+			      i, j, refs[i][j].state);
+	}
+	rv_tracees_release(ts, NBATCH);
+	CHECK(read(self_fd, buf, 1) < 0 && errno == EBADF, "own fd still reads");
+
+	for (int i = 0; i < NBATCH; i++) {
+		if (i == killed)
+			continue;
+		CHECK(tracer_of(v[i].pid) == 0, "victim %d left traced", i);
+		if (i % 10 == 3) {
+			CHECK(task_state(v[i].pid, v[i].pid) == 'T', "victim %d state %c, want T",
+			      i, task_state(v[i].pid, v[i].pid));
+			CHECK(kill(v[i].pid, SIGCONT) == 0, "kill: %m");
+		}
+		xwrite(v[i].in, "x", 1);
+		if (i % 10 == 4) {
+			int rep[4];
+
+			xread(v[i].out, rep, sizeof(rep));
+			CHECK(rep[0] == SIGBUS && rep[3] == SIGBUS,
+			      "victim %d: cut mapping raised %d/%d", i, rep[0], rep[3]);
+			CHECK(rep[1] == 0 && rep[2] == 'm', "victim %d: other mapping %d %d", i,
+			      rep[1], rep[2]);
+		} else {
+			struct fd_checks c;
+
+			xread(v[i].out, &c, sizeof(c));
+			CHECK(c.rd == EBADF && c.wr == EBADF && c.ioc == EBADF && c.mm == EBADF,
+			      "victim %d: read %d write %d ioctl %d mmap %d", i, c.rd, c.wr, c.ioc,
+			      c.mm);
+			CHECK(c.getfd_a == FD_CLOEXEC && c.getfd_b == 0, "victim %d: F_GETFD %d %d",
+			      i, c.getfd_a, c.getfd_b);
+			CHECK(strcmp(c.link, "/dev/null") == 0, "victim %d: dead fd is '%s'", i,
+			      c.link);
+		}
+	}
+}
+
 TEST_MAIN("unit-cut", {"seccomp_victim_survives", test_seccomp_victim_survives, 10},
 	  {"seccomp_needs_cap_sys_admin", test_seccomp_needs_cap_sys_admin, 10},
 	  {"cut_fds", test_cut_fds, 10}, {"cut_fds_no_devnull", test_cut_fds_no_devnull, 10},
 	  {"cut_fds_dir_devnull", test_cut_fds_dir_devnull, 10}, {"cut_map", test_cut_map, 10},
 	  {"threads", test_threads, 10}, {"zombie_leader_cut", test_zombie_leader_cut, 10},
 	  {"self_cut", test_self_cut, 10},
-	  {"self_cut_seccomp_errno", test_self_cut_seccomp_errno, 10})
+	  {"self_cut_seccomp_errno", test_self_cut_seccomp_errno, 10},
+	  {"batch_cut", test_batch_cut, 30})

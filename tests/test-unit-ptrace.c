@@ -715,6 +715,169 @@ static void test_self_refused(void)
 	CHECK(r == -EPERM && !t, "stop(self) = %d", r);
 }
 
+/* ---- batches ----------------------------------------------------------------- */
+
+#define NBATCH 50
+
+struct nanosleep_rep {
+	long ret;
+	int err;
+	uint64_t ns;
+};
+
+/* Fifty victims of several kinds and a vfork parent stopped together: the
+ * vfork parent times out by the deadline, the rest stop; each runs a syscall;
+ * one is killed meanwhile; all are let go together, each as it was. */
+static void test_batch_stop_release(void)
+{
+	struct victim v[NBATCH], vf;
+	struct rv_stop_req q[NBATCH + 1];
+	struct rv_tracee *ts[NBATCH + 1];
+	char want[128], c;
+	const int killed = 1;
+	uint64_t deadline;
+	int r, status, val, bad = -1;
+
+	shared_flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(shared_flag != MAP_FAILED, "mmap: %m");
+	for (int i = 0; i < NBATCH; i++) {
+		switch (i % 10) {
+		case 5:
+			victim_start(&v[i], v_nanosleep);
+			break;
+		case 7:
+			victim_start(&v[i], v_registers);
+			break;
+		default:
+			victim_start(&v[i], v_echo);
+		}
+	}
+	victim_start(&vf, v_vfork);
+	for (int i = 0; i < NBATCH; i++) {
+		if (i % 10 == 5)
+			wait_in_syscall(v[i].pid, v[i].pid, SYS_nanosleep);
+		else if (i % 10 != 7)
+			wait_in_syscall(v[i].pid, v[i].pid, SYS_read);
+		if (i % 10 == 3) {
+			CHECK(kill(v[i].pid, SIGSTOP) == 0, "kill: %m");
+			CHECK(waitpid(v[i].pid, &status, WUNTRACED) == v[i].pid &&
+				  WIFSTOPPED(status),
+			      "waitpid");
+		}
+		q[i] = (struct rv_stop_req){.pid = v[i].pid, .pidfd = -1};
+	}
+	for (int i = 0; i < 2000 && task_state(vf.pid, vf.pid) != 'D'; i++)
+		sleep_ms(1);
+	CHECK(task_state(vf.pid, vf.pid) == 'D', "vfork parent not in D state");
+	q[NBATCH] =
+	    (struct rv_stop_req){.pid = vf.pid, .pidfd = (int)syscall(SYS_pidfd_open, vf.pid, 0)};
+
+	deadline = after_ms(300);
+	r = rv_tracees_stop(q, NBATCH + 1, deadline);
+	CHECK(r == 0, "rv_tracees_stop = %d", r);
+	CHECK(rv_now_ns() < deadline + 200000000ull, "returned long after the deadline");
+	snprintf(want, sizeof(want), "thread %d would not stop (state D)", vf.pid);
+	CHECK(q[NBATCH].error == ETIMEDOUT && !q[NBATCH].tracee, "vfork parent: error %d",
+	      q[NBATCH].error);
+	CHECK(strcmp(q[NBATCH].reason, want) == 0, "reason '%s'", q[NBATCH].reason);
+	CHECK(tracer_of(vf.pid) == 0, "vfork parent left traced");
+	for (int i = 0; i < NBATCH; i++) {
+		CHECK(q[i].error == 0 && q[i].tracee, "victim %d: error %d (%s)", i, q[i].error,
+		      q[i].reason);
+		CHECK(tracer_of(v[i].pid) == getpid(), "victim %d not traced by us", i);
+		CHECK(remote(q[i].tracee, SYS_getpid, 0, 0, 0) == v[i].pid, "remote getpid");
+		ts[i] = q[i].tracee;
+	}
+	ts[NBATCH] = NULL;
+	CHECK(kill(v[killed].pid, SIGKILL) == 0, "kill: %m");
+	rv_tracees_release(ts, NBATCH + 1);
+
+	*shared_flag = 1;
+	for (int i = 0; i < NBATCH; i++) {
+		struct nanosleep_rep rep;
+
+		if (i == killed)
+			continue;
+		CHECK(tracer_of(v[i].pid) == 0, "victim %d left traced", i);
+		switch (i % 10) {
+		case 3:
+			CHECK(task_state(v[i].pid, v[i].pid) == 'T', "victim %d state %c, want T",
+			      i, task_state(v[i].pid, v[i].pid));
+			CHECK(kill(v[i].pid, SIGCONT) == 0, "kill: %m");
+			break;
+		case 5:
+			xread(v[i].out, &rep, sizeof(rep));
+			CHECK(rep.ret == 0 && rep.ns >= 1500000000ull,
+			      "nanosleep gave %ld errno %d after %llu ns", rep.ret, rep.err,
+			      (unsigned long long)rep.ns);
+			continue;
+		case 7:
+			xread(v[i].out, &bad, sizeof(bad));
+			CHECK(bad == 0, "victim %d: registers changed", i);
+			continue;
+		}
+		xwrite(v[i].in, "p", 1);
+		xread(v[i].out, &val, sizeof(val));
+		CHECK(val == v[i].pid, "victim %d answers %d", i, val);
+	}
+	/* As its tracer we may have collected its end already. */
+	status = 0;
+	r = waitpid(v[killed].pid, &status, 0);
+	CHECK((r == v[killed].pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ||
+		  (r < 0 && errno == ECHILD),
+	      "killed victim: waitpid %d status %#x", r, status);
+	xwrite(vf.in, "v", 1); /* the vfork child exits */
+	xread(vf.out, &c, 1);
+	CHECK(c == 'b', "vfork victim did not come back");
+	xwrite(vf.in, "p", 1);
+	xread(vf.out, &val, sizeof(val));
+	CHECK(val == vf.pid, "vfork victim answers %d", val);
+}
+
+/* Per-request results: a zombie, the caller, a non-process among live ones. */
+static void test_batch_stop_mixed(void)
+{
+	struct victim v[3];
+	struct rv_stop_req q[6];
+	struct rv_tracee *ts[6] = {};
+	siginfo_t si;
+	pid_t z = fork();
+	int r, val;
+
+	CHECK(z >= 0, "fork: %m");
+	if (z == 0)
+		_exit(0);
+	CHECK(waitid(P_PID, z, &si, WEXITED | WNOWAIT) == 0, "waitid: %m");
+	for (int i = 0; i < 3; i++) {
+		victim_start(&v[i], v_echo);
+		wait_in_syscall(v[i].pid, v[i].pid, SYS_read);
+	}
+	q[0] = (struct rv_stop_req){.pid = v[0].pid, .pidfd = -1};
+	q[1] = (struct rv_stop_req){.pid = z, .pidfd = -1};
+	q[2] = (struct rv_stop_req){.pid = v[1].pid, .pidfd = -1};
+	q[3] = (struct rv_stop_req){.pid = getpid(), .pidfd = -1};
+	q[4] = (struct rv_stop_req){.pid = v[2].pid, .pidfd = -1};
+	q[5] = (struct rv_stop_req){.pid = v[2].pid, .pidfd = -1}; /* twice: already traced */
+	r = rv_tracees_stop(q, 6, after_ms(5000));
+	CHECK(r == 0, "rv_tracees_stop = %d", r);
+	CHECK(q[1].error == ESRCH && !q[1].tracee, "zombie: error %d", q[1].error);
+	CHECK(q[3].error == EPERM && !q[3].tracee, "self: error %d", q[3].error);
+	CHECK(q[5].error == EPERM && !q[5].tracee, "twice: error %d (%s)", q[5].error, q[5].reason);
+	for (int i = 0; i < 6; i += 2) {
+		CHECK(q[i].error == 0 && q[i].tracee, "victim: error %d (%s)", q[i].error,
+		      q[i].reason);
+		ts[i] = q[i].tracee;
+	}
+	CHECK(tracer_of(v[2].pid) == getpid(), "victim 2 not traced by us");
+	rv_tracees_release(ts, 6);
+	for (int i = 0; i < 3; i++) {
+		CHECK(tracer_of(v[i].pid) == 0, "victim %d left traced", i);
+		xwrite(v[i].in, "p", 1);
+		xread(v[i].out, &val, sizeof(val));
+		CHECK(val == v[i].pid, "victim %d answers %d", i, val);
+	}
+}
+
 TEST_MAIN("unit-ptrace", {"remote_getpid", test_remote_getpid, 10},
 	  {"registers_intact", test_registers_intact, 20},
 	  {"read_restarts", test_read_restarts, 10}, {"poke_fallback", test_poke_fallback, 20},
@@ -730,4 +893,6 @@ TEST_MAIN("unit-ptrace", {"remote_getpid", test_remote_getpid, 10},
 	  {"vfork_thread_times_out", test_vfork_thread_times_out, 10}, {"zombie", test_zombie, 10},
 	  {"zombie_leader", test_zombie_leader, 10},
 	  {"pidfd_detects_reuse", test_pidfd_detects_reuse, 10},
-	  {"compat_refused", test_compat_refused, 10}, {"self_refused", test_self_refused, 10})
+	  {"compat_refused", test_compat_refused, 10}, {"self_refused", test_self_refused, 10},
+	  {"batch_stop_release", test_batch_stop_release, 30},
+	  {"batch_stop_mixed", test_batch_stop_mixed, 10})

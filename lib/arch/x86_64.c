@@ -4,6 +4,7 @@
 #include <sys/user.h>
 
 #include "arch.h"
+#include "internal.h"
 #include "util.h"
 
 _Static_assert(sizeof(struct user_regs_struct) <= sizeof(struct rv_regs), "rv_regs too small");
@@ -101,4 +102,44 @@ long rv_arch_syscall_result(const struct rv_regs *r)
 uint64_t rv_arch_syscall_site(const struct rv_regs *r)
 {
 	return CU(r)->rip - rv_arch_syscall_insn_len;
+}
+
+/* Coroutine stacks (cut.c): the System V callee-saved registers go on the
+ * stack being left, its sp into *SAVE_SP; TO_SP's registers come off its
+ * own stack and ret continues there. No signal mask to switch (swapcontext
+ * makes two syscalls per switch for it, and ASan warns about it). */
+__asm__(".text\n"
+	".globl rv_arch_switch\n"
+	".hidden rv_arch_switch\n"
+	".type rv_arch_switch, @function\n"
+	"rv_arch_switch:\n"
+	"\tpushq %rbp\n"
+	"\tpushq %rbx\n"
+	"\tpushq %r12\n"
+	"\tpushq %r13\n"
+	"\tpushq %r14\n"
+	"\tpushq %r15\n"
+	"\tmovq %rsp, (%rdi)\n"
+	"\tmovq %rsi, %rsp\n"
+	"\tpopq %r15\n"
+	"\tpopq %r14\n"
+	"\tpopq %r13\n"
+	"\tpopq %r12\n"
+	"\tpopq %rbx\n"
+	"\tpopq %rbp\n"
+	"\tret\n"
+	".size rv_arch_switch, .-rv_arch_switch\n");
+
+void *rv_arch_stack_init(void *top, void (*entry)(void))
+{
+	uint64_t *sp = (uint64_t *)((uintptr_t)top & ~(uintptr_t)15);
+
+	/* ENTRY starts as if called: rsp = 8 mod 16, a (never used) return
+	 * address above it; below, its address for the ret and six zeroed
+	 * registers for the pops. */
+	*--sp = 0;
+	*--sp = (uint64_t)(uintptr_t)entry;
+	for (int i = 0; i < 6; i++)
+		*--sp = 0;
+	return sp;
 }
