@@ -43,6 +43,9 @@ struct cutter {
 	struct rv_holder *h;
 	struct rv_tracee *t; /* NULL: the caller itself */
 	int broken;	     /* the injection failed: nothing more can be done */
+	long page;	     /* holder's anonymous page for strings, or 0 */
+	size_t page_used;
+	bool use_page;	     /* the stack below sp proved unusable */
 
 	/* Batch only. */
 	struct cut_sched *s; /* NULL: run each syscall to its end right away */
@@ -133,6 +136,7 @@ static int sys(struct cutter *c, long nr, long *res, long a0, long a1, long a2, 
 	long v;
 	int r;
 
+	*res = -EIO;
 	if (c->broken)
 		return c->broken;
 	if (c->t) {
@@ -151,6 +155,35 @@ static int sys(struct cutter *c, long nr, long *res, long a0, long a1, long a2, 
 	return 0;
 }
 
+/* A thread with no stack left below its stack pointer (a coroutine, a
+ * tiny signal stack) has nowhere to keep our strings: map a page of its own
+ * for them, unmapped again at the end of the cut. */
+static int put_string_page(struct cutter *c, const char *s, long *ret_addr)
+{
+	size_t len = strlen(s) + 1;
+	long res;
+	int r;
+
+	if (!c->page) {
+		r = sys(c, SYS_mmap, &res, 0, 4096, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (r < 0)
+			return r;
+		if (res < 0 && res > -4096)
+			return c->broken = (int)res;
+		c->page = res;
+		c->page_used = 0;
+	}
+	if (c->page_used + len > 4096)
+		return c->broken = -ENOSPC;
+	r = rv_tracee_poke(c->t, (uint64_t)c->page + c->page_used, s, len);
+	if (r < 0)
+		return c->broken = r;
+	*ret_addr = c->page + (long)c->page_used;
+	c->page_used += len;
+	return 0;
+}
+
 /* Put a string where the holder can read it. */
 static int put_string(struct cutter *c, const char *s, long *ret_addr)
 {
@@ -161,7 +194,11 @@ static int put_string(struct cutter *c, const char *s, long *ret_addr)
 		*ret_addr = (long)s;
 		return 0;
 	}
+	if (c->use_page)
+		return put_string_page(c, s, ret_addr);
 	r = rv_tracee_scratch(c->t, s, strlen(s) + 1, &addr);
+	if (r == -EFAULT)
+		return put_string_page(c, s, ret_addr);
 	if (r < 0)
 		return c->broken = r;
 	*ret_addr = (long)addr;
@@ -212,6 +249,13 @@ static int open_dead(struct cutter *c, long *ret_fd)
 		r = sys(c, SYS_openat, &res, AT_FDCWD, addr, O_PATH | O_CLOEXEC, 0, 0, 0);
 		if (r < 0)
 			return r;
+		/* ptrace writes through a PROT_NONE guard page (FOLL_FORCE) that
+		 * the holder's own syscall then cannot read: use a page of ours. */
+		if (res == -EFAULT && c->t && !c->use_page) {
+			c->use_page = true;
+			i--;
+			continue;
+		}
 		if (res < 0)
 			continue;
 		r = is_dir(c, res);
@@ -274,6 +318,10 @@ static int open_sigbus_file(struct cutter *c, long *ret_fd)
 	r = sys(c, SYS_memfd_create, &res, addr, MFD_CLOEXEC, 0, 0, 0, 0);
 	if (r < 0)
 		return r;
+	if (res == -EFAULT && c->t && !c->use_page) { /* as in open_dead */
+		c->use_page = true;
+		return open_sigbus_file(c, ret_fd);
+	}
 	if (res < 0)
 		return (int)res;
 	*ret_fd = res;
@@ -344,6 +392,11 @@ static int cut_plan(struct cutter *c)
 		close_in_holder(c, dead);
 	if (memfd >= 0)
 		close_in_holder(c, memfd);
+	if (c->page) {
+		long res;
+
+		sys(c, SYS_munmap, &res, c->page, 4096, 0, 0, 0, 0);
+	}
 	return first;
 }
 

@@ -65,6 +65,13 @@ static int mem_write(struct rv_tracee *t, uint64_t addr, const void *buf, size_t
 	return 0;
 }
 
+int rv_tracee_poke(struct rv_tracee *t, uint64_t addr, const void *data, size_t len)
+{
+	if (!t || !t->inj)
+		return -EINVAL;
+	return mem_write(t, addr, data, len);
+}
+
 int rv_tracee_scratch(struct rv_tracee *t, const void *data, size_t len, uint64_t *ret_addr)
 {
 	struct scratch *v;

@@ -214,6 +214,9 @@ int rv_tracee_syscall(struct rv_tracee *t, long nr, long *ret_result, long a0, l
 int rv_tracee_syscall_start(struct rv_tracee *t, long nr, const long args[6]);
 int rv_tracee_syscall_poll(struct rv_tracee *t, long *ret_result);
 
+/* Write LEN bytes at ADDR in the tracee (memory the caller made there). */
+int rv_tracee_poke(struct rv_tracee *t, uint64_t addr, const void *data, size_t len);
+
 /* Copy LEN bytes into scratch memory of the tracee (saved and restored on
  * release); *ret_addr is the tracee address. */
 int rv_tracee_scratch(struct rv_tracee *t, const void *data, size_t len, uint64_t *ret_addr);
