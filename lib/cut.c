@@ -45,7 +45,7 @@ struct cutter {
 	int broken;	     /* the injection failed: nothing more can be done */
 	long page;	     /* holder's anonymous page for strings, or 0 */
 	size_t page_used;
-	bool use_page;	     /* the stack below sp proved unusable */
+	bool use_page; /* the stack below sp proved unusable */
 
 	/* Batch only. */
 	struct cut_sched *s; /* NULL: run each syscall to its end right away */

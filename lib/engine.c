@@ -124,7 +124,7 @@ fail:
 
 static bool has_cap_fowner(void)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
 
 	if (syscall(SYS_capget, &hdr, data) < 0)
@@ -190,11 +190,11 @@ static int scan_opts(const struct rv_run *run, struct rv_scan_opts *o)
 	uint64_t min = rv_now_ns() + RV_MIN_SCAN_NS;
 
 	*o = (struct rv_scan_opts){
-		.proc_root = "/proc",
-		.deadline_ns = run->deadline_ns > min ? run->deadline_ns : min,
-		.flags = run->req->flags & (REVOKE_DISCOVERY_PROC | REVOKE_DISCOVERY_BPF),
-		.ignore_fds = run->ignore_fds,
-		.nignore_fds = run->ntargets,
+	    .proc_root = "/proc",
+	    .deadline_ns = run->deadline_ns > min ? run->deadline_ns : min,
+	    .flags = run->req->flags & (REVOKE_DISCOVERY_PROC | REVOKE_DISCOVERY_BPF),
+	    .ignore_fds = run->ignore_fds,
+	    .nignore_fds = run->ntargets,
 	};
 	return 0;
 }
@@ -226,7 +226,7 @@ static size_t stop_all(struct rv_run *run)
 
 		if (h->self || h->tracee || h->pub.error)
 			continue;
-		reqs[n] = (struct rv_stop_req){ .pid = h->pub.pid, .pidfd = h->pidfd };
+		reqs[n] = (struct rv_stop_req){.pid = h->pub.pid, .pidfd = h->pidfd};
 		idx[n++] = i;
 	}
 	if (reqs && idx)
@@ -447,9 +447,9 @@ static void release_all(struct rv_run *run)
 
 static int summarise(const struct rv_holder *h)
 {
-	static const int worst_first[] = { REVOKE_STATE_FAILED, REVOKE_STATE_UNREACHABLE,
-					   REVOKE_STATE_SKIPPED, REVOKE_STATE_FOUND,
-					   REVOKE_STATE_CUT,	 REVOKE_STATE_KEPT };
+	static const int worst_first[] = {REVOKE_STATE_FAILED,	REVOKE_STATE_UNREACHABLE,
+					  REVOKE_STATE_SKIPPED, REVOKE_STATE_FOUND,
+					  REVOKE_STATE_CUT,	REVOKE_STATE_KEPT};
 
 	for (size_t s = 0; s < ARRAY_SIZE(worst_first); s++)
 		for (size_t i = 0; i < h->pub.nrefs; i++)
@@ -484,11 +484,11 @@ static int build_report(struct rv_run *run, int error, struct revoke_report **re
 	rep->ntargets = run->ntargets;
 	for (size_t t = 0; t < run->ntargets; t++) {
 		rep->targets[t] = (struct revoke_target){
-			.path = TAKE_PTR(run->targets[t].path),
-			.dev = run->targets[t].dev,
-			.ino = run->targets[t].ino,
-			.mode = run->targets[t].mode,
-			.uid = run->targets[t].uid,
+		    .path = TAKE_PTR(run->targets[t].path),
+		    .dev = run->targets[t].dev,
+		    .ino = run->targets[t].ino,
+		    .mode = run->targets[t].mode,
+		    .uid = run->targets[t].uid,
 		};
 	}
 	for (size_t i = 0; i < run->holders.n; i++) {
@@ -553,7 +553,8 @@ static int run_ptrace(struct rv_run *run)
 	if (r < 0) {
 		release_all(run);
 		for (size_t i = 0; i < run->holders.n; i++)
-			holder_mark(&run->holders.v[i], REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED, 0);
+			holder_mark(&run->holders.v[i], REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED,
+				    0);
 		return r;
 	}
 	/* The rescans replaced refs of stopped holders: classify them again. */
@@ -578,7 +579,8 @@ refuse:
 	for (size_t i = 0; i < run->holders.n; i++) {
 		struct rv_holder *h = &run->holders.v[i];
 
-		holder_mark(h, REVOKE_STATE_FOUND, h->pub.error ? REVOKE_STATE_FAILED : REVOKE_STATE_SKIPPED,
+		holder_mark(h, REVOKE_STATE_FOUND,
+			    h->pub.error ? REVOKE_STATE_FAILED : REVOKE_STATE_SKIPPED,
 			    h->pub.error);
 	}
 	return -EBUSY;
@@ -597,7 +599,7 @@ static bool native_wanted(const struct rv_request *req)
 
 int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_report)
 {
-	struct rv_run run = { .req = req };
+	struct rv_run run = {.req = req};
 	struct rv_scan_opts so;
 	int r, rr;
 
@@ -642,7 +644,8 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
 			classify_holder(&run, &run.holders.v[i]);
 		/* The kernel reaches every open file, in flight ones too. */
 		for (size_t i = 0; i < run.holders.n; i++)
-			holder_mark(&run.holders.v[i], REVOKE_STATE_UNREACHABLE, REVOKE_STATE_FOUND, 0);
+			holder_mark(&run.holders.v[i], REVOKE_STATE_UNREACHABLE, REVOKE_STATE_FOUND,
+				    0);
 		r = run_native(&run);
 	} else
 		r = run_ptrace(&run);

@@ -45,14 +45,14 @@ struct rv_target {
 struct rv_holder {
 	struct revoke_holder pub; /* pub.refs grows with refs_cap */
 	size_t refs_cap;
-	int pidfd;         /* from scan time on, guards against pid reuse; -1 if none */
-	bool self;         /* the calling process */
+	int pidfd; /* from scan time on, guards against pid reuse; -1 if none */
+	bool self; /* the calling process */
 	bool zombie_leader;
-	int seccomp;       /* Seccomp: from status */
-	pid_t tracer;      /* TracerPid: from status */
-	char state;        /* State: letter from status ('T' stopped, 'D'...) */
+	int seccomp;		  /* Seccomp: from status */
+	pid_t tracer;		  /* TracerPid: from status */
+	char state;		  /* State: letter from status ('T' stopped, 'D'...) */
 	struct rv_tracee *tracee; /* engine only: set while stopped; never freed by holders.c */
-	bool rescanned;           /* engine only: refs re-read since it was stopped */
+	bool rescanned;		  /* engine only: refs re-read since it was stopped */
 };
 
 struct rv_holders {
@@ -71,10 +71,10 @@ struct rv_holders {
 #define RV_SCAN_NO_FDINFO (1u << 31)
 
 struct rv_scan_opts {
-	const char *proc_root;    /* "/proc" unless testing against a saved tree */
-	uint64_t deadline_ns;     /* CLOCK_MONOTONIC; 0 = none */
-	unsigned int flags;       /* REVOKE_DISCOVERY_*, RV_SCAN_NO_FDINFO */
-	const int *ignore_fds;    /* the caller's own fds to leave out (library internals) */
+	const char *proc_root; /* "/proc" unless testing against a saved tree */
+	uint64_t deadline_ns;  /* CLOCK_MONOTONIC; 0 = none */
+	unsigned int flags;    /* REVOKE_DISCOVERY_*, RV_SCAN_NO_FDINFO */
+	const int *ignore_fds; /* the caller's own fds to leave out (library internals) */
 	size_t nignore_fds;
 };
 
@@ -132,10 +132,10 @@ int rv_parse_status(const char *text, struct rv_proc_status *ret);
 
 struct rv_fdinfo {
 	uint64_t pos;
-	int flags;     /* octal "flags:" field (open flags incl. O_CLOEXEC bit 02000000) */
+	int flags; /* octal "flags:" field (open flags incl. O_CLOEXEC bit 02000000) */
 	int mnt_id;
-	uint64_t ino;  /* 0 if absent */
-	int scm_fds;   /* unix sockets: "scm_fds:", -1 if absent */
+	uint64_t ino;	/* 0 if absent */
+	int scm_fds;	/* unix sockets: "scm_fds:", -1 if absent */
 	int user_files; /* io_uring: "UserFiles:", -1 if absent */
 };
 int rv_parse_fdinfo(const char *text, struct rv_fdinfo *ret);
@@ -271,10 +271,10 @@ int rv_native_frevoke(int fd);
 struct rv_request {
 	const char *const *paths; /* npaths paths, or NULL for frevoke */
 	size_t npaths;
-	int fd;               /* frevoke: the descriptor; else -1 */
-	unsigned int flags;   /* REVOKE_* */
-	int timeout_ms;       /* > 0 */
-	int keep_fd;          /* -1, or keep descriptors sharing this description */
+	int fd;		    /* frevoke: the descriptor; else -1 */
+	unsigned int flags; /* REVOKE_* */
+	int timeout_ms;	    /* > 0 */
+	int keep_fd;	    /* -1, or keep descriptors sharing this description */
 };
 
 /* Runs one request. Returns 0 or -errno; *ret_report is set whenever the

@@ -24,7 +24,7 @@ static int set_errno(int r)
  * beyond what this version knows. */
 static int read_opts(const struct revoke_opts *opts, struct rv_request *req)
 {
-	struct revoke_opts o = { .sz = sizeof(o), .keep_fd = -1 };
+	struct revoke_opts o = {.sz = sizeof(o), .keep_fd = -1};
 
 	if (opts) {
 		if (opts->sz < offsetof(struct revoke_opts, flags) + sizeof(opts->flags))
@@ -57,7 +57,7 @@ static int read_opts(const struct revoke_opts *opts, struct rv_request *req)
 _public_ int revoke_ex(const char *const *paths, size_t npaths, const struct revoke_opts *opts,
 		       struct revoke_report **ret_report)
 {
-	struct rv_request req = { .paths = paths, .npaths = npaths, .fd = -1 };
+	struct rv_request req = {.paths = paths, .npaths = npaths, .fd = -1};
 	struct revoke_report *report = NULL;
 	int r;
 
@@ -79,7 +79,7 @@ _public_ int revoke_ex(const char *const *paths, size_t npaths, const struct rev
 
 _public_ int frevoke_ex(int fd, const struct revoke_opts *opts, struct revoke_report **ret_report)
 {
-	struct rv_request req = { .fd = fd };
+	struct rv_request req = {.fd = fd};
 	struct revoke_report *report = NULL;
 	int r;
 
@@ -132,9 +132,13 @@ static const char *name_of(const char *const *names, size_t n, int i)
 _public_ const char *revoke_ref_type_name(int type)
 {
 	static const char *const names[] = {
-		[REVOKE_REF_FD] = "fd",	    [REVOKE_REF_MAP] = "map",	  [REVOKE_REF_CWD] = "cwd",
-		[REVOKE_REF_ROOT] = "root", [REVOKE_REF_EXE] = "exe",	  [REVOKE_REF_URING] = "uring",
-		[REVOKE_REF_INFLIGHT] = "inflight",
+	    [REVOKE_REF_FD] = "fd",
+	    [REVOKE_REF_MAP] = "map",
+	    [REVOKE_REF_CWD] = "cwd",
+	    [REVOKE_REF_ROOT] = "root",
+	    [REVOKE_REF_EXE] = "exe",
+	    [REVOKE_REF_URING] = "uring",
+	    [REVOKE_REF_INFLIGHT] = "inflight",
 	};
 	return name_of(names, ARRAY_SIZE(names), type);
 }
@@ -142,9 +146,9 @@ _public_ const char *revoke_ref_type_name(int type)
 _public_ const char *revoke_state_name(int state)
 {
 	static const char *const names[] = {
-		[REVOKE_STATE_FOUND] = "found",	    [REVOKE_STATE_CUT] = "cut",
-		[REVOKE_STATE_KEPT] = "kept",	    [REVOKE_STATE_SKIPPED] = "skipped",
-		[REVOKE_STATE_FAILED] = "failed",   [REVOKE_STATE_UNREACHABLE] = "unreachable",
+	    [REVOKE_STATE_FOUND] = "found",   [REVOKE_STATE_CUT] = "cut",
+	    [REVOKE_STATE_KEPT] = "kept",     [REVOKE_STATE_SKIPPED] = "skipped",
+	    [REVOKE_STATE_FAILED] = "failed", [REVOKE_STATE_UNREACHABLE] = "unreachable",
 	};
 	return name_of(names, ARRAY_SIZE(names), state);
 }
@@ -152,9 +156,9 @@ _public_ const char *revoke_state_name(int state)
 _public_ const char *revoke_engine_name(int engine)
 {
 	static const char *const names[] = {
-		[REVOKE_ENGINE_NONE] = "none",
-		[REVOKE_ENGINE_PTRACE] = "ptrace",
-		[REVOKE_ENGINE_SYSCALL] = "syscall",
+	    [REVOKE_ENGINE_NONE] = "none",
+	    [REVOKE_ENGINE_PTRACE] = "ptrace",
+	    [REVOKE_ENGINE_SYSCALL] = "syscall",
 	};
 	return name_of(names, ARRAY_SIZE(names), engine);
 }
@@ -162,9 +166,9 @@ _public_ const char *revoke_engine_name(int engine)
 _public_ const char *revoke_discovery_name(int discovery)
 {
 	static const char *const names[] = {
-		[REVOKE_DISC_NONE] = "none",
-		[REVOKE_DISC_PROC] = "proc",
-		[REVOKE_DISC_BPF] = "bpf",
+	    [REVOKE_DISC_NONE] = "none",
+	    [REVOKE_DISC_PROC] = "proc",
+	    [REVOKE_DISC_BPF] = "bpf",
 	};
 	return name_of(names, ARRAY_SIZE(names), discovery);
 }
