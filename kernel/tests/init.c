@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The guest's /init: mounts what the tests need, runs /bin/revoke-test (or, with
+ * REVOKE_BENCH=1 on the kernel command line, /bin/revoke-bench) and
+ * /bin/native-test (lib/native.c against this kernel), then every
+ * program listed in /extra/run (one per line) with /bin on PATH, prints the
+ * final marker and powers off. kernel/run-tests decides from this output.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int run(const char *label, char *const argv[])
+{
+	int status;
+	pid_t pid = fork();
+	if (pid == 0) {
+		execv(argv[0], argv);
+		printf("exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (label) {
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			printf("PASS extra %s\n", label);
+		else if (WIFEXITED(status))
+			printf("FAIL extra %s: exit status %d\n", label, WEXITSTATUS(status));
+		else
+			printf("FAIL extra %s: signal %d\n", label, WTERMSIG(status));
+	}
+	return status;
+}
+
+int main(void)
+{
+	mkdir("/proc", 0755);
+	mkdir("/sys", 0755);
+	mkdir("/dev", 0755);
+	mkdir("/tmp", 01777);
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	mkdir("/dev/pts", 0755);
+	mount("devpts", "/dev/pts", "devpts", 0, "ptmxmode=0666");
+	symlink("pts/ptmx", "/dev/ptmx");
+	mount("tmpfs", "/tmp", "tmpfs", 0, NULL);
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	setenv("PATH", "/bin:/extra", 1);
+	/* Shared libraries of dynamic extra programs (kernel/run-tests). */
+	setenv("LD_LIBRARY_PATH", "/usr/lib/revoke-guest", 1);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("REVOKE-GUEST-START cpus=%ld\n", sysconf(_SC_NPROCESSORS_ONLN));
+
+	const char *bench = getenv("REVOKE_BENCH");
+	if (bench && strcmp(bench, "1") == 0) {
+		char *argv[] = {"/bin/revoke-bench", NULL};
+		run(NULL, argv);
+	} else {
+		char *argv[] = {"/bin/revoke-test", NULL};
+		run(NULL, argv);
+		if (access("/bin/native-test", X_OK) == 0) {
+			char *nargv[] = {"/bin/native-test", NULL};
+			run(NULL, nargv);
+		}
+		FILE *f = fopen("/extra/run", "r");
+		char line[512];
+		while (f && fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = 0;
+			if (!*line)
+				continue;
+			char path[600];
+			snprintf(path, sizeof(path), "/extra/%s", line);
+			printf("# running extra program %s\n", line);
+			char *xargv[] = {path, NULL};
+			chdir("/tmp");
+			run(line, xargv);
+		}
+	}
+	printf("REVOKE-GUEST-DONE\n");
+	fflush(stdout);
+	sync();
+	reboot(RB_POWER_OFF);
+	return 0;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lib/native.c against the running kernel: on the patched kernel the probe must
+ * find the syscalls (marker + frevoke(-1) == EBADF) and they must work through
+ * the library's functions; REVOKE_ENGINE=ptrace must turn them off. On any other
+ * kernel (no marker) the probe must say no and never call 451/452.
+ * Built by kernel/run-tests with lib/native.c; one PASS/FAIL line per case.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int failed;
+#define CHECK(name, cond)                                                                          \
+	do {                                                                                       \
+		if (cond)                                                                          \
+			printf("PASS native-%s\n", name);                                          \
+		else {                                                                             \
+			printf("FAIL native-%s: %s (errno %d)\n", name, #cond, errno);             \
+			failed = 1;                                                                \
+		}                                                                                  \
+	} while (0)
+
+int main(void)
+{
+	bool patched = access("/sys/kernel/revoke/syscalls", R_OK) == 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("REVOKE_ENGINE", "ptrace", 1);
+		_exit(rv_native_available() ? 1 : 0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	CHECK("env-ptrace-forces-userspace", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+	CHECK("probe-matches-marker", rv_native_available() == patched);
+	if (!patched) {
+		CHECK("enosys-without-kernel",
+		      rv_native_revoke("/") == -ENOSYS && rv_native_frevoke(0) == -ENOSYS);
+		return failed;
+	}
+	int fd = open("/tmp/native", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	int a = open("/tmp/native", O_RDONLY), b = open("/tmp/native", O_RDONLY);
+	char c;
+	CHECK("frevoke", fd >= 0 && rv_native_frevoke(fd) == 0 && read(a, &c, 1) < 0 &&
+			     errno == EBADF && read(fd, &c, 1) == 0);
+	CHECK("revoke",
+	      rv_native_revoke("/tmp/native") == 0 && read(fd, &c, 1) < 0 && errno == EBADF);
+	CHECK("errors-as-negative-errno", rv_native_revoke("/tmp/nonexistent") == -ENOENT &&
+					      rv_native_frevoke(-1) == -EBADF &&
+					      rv_native_frevoke(b) == -EBADF);
+	return failed;
+}
