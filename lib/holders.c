@@ -85,3 +85,36 @@ void rv_holders_free(struct rv_holders *hs)
 	free(hs->v);
 	*hs = (struct rv_holders){0};
 }
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct revoke_ref *x = a, *y = b;
+
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	if (x->fd != y->fd)
+		return x->fd < y->fd ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->target < y->target ? -1 : x->target > y->target;
+}
+
+static int cmp_holder(const void *a, const void *b)
+{
+	const struct rv_holder *x = a, *y = b;
+
+	return x->pub.pid < y->pub.pid ? -1 : x->pub.pid > y->pub.pid;
+}
+
+void rv_holder_sort_refs(struct rv_holder *h)
+{
+	/* refs is NULL when there are none: qsort must not see it. */
+	if (h->pub.nrefs > 1)
+		qsort(h->pub.refs, h->pub.nrefs, sizeof(*h->pub.refs), cmp_ref);
+}
+
+void rv_holders_sort(struct rv_holders *hs)
+{
+	if (hs->n > 1)
+		qsort(hs->v, hs->n, sizeof(*hs->v), cmp_holder);
+}

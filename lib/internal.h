@@ -106,6 +106,9 @@ struct rv_holder *rv_holders_add(struct rv_holders *hs, pid_t pid); /* zeroed, p
 struct rv_holder *rv_holders_find(struct rv_holders *hs, pid_t pid);
 void rv_holder_clear(struct rv_holder *h);
 void rv_holders_free(struct rv_holders *hs);
+/* The order every scanner returns: holders by pid; refs by type, fd, start. */
+void rv_holder_sort_refs(struct rv_holder *h);
+void rv_holders_sort(struct rv_holders *hs);
 
 /* ---- /proc parsers (procfs.c): pure functions over text --------------- */
 

@@ -655,23 +655,9 @@ bool rv_proc_recheck(struct scan_worker *w, pid_t pid)
 	return true; /* only mappings, URING or INFLIGHT refs: nothing cheap to recheck */
 }
 
-static int cmp_ref(const void *a, const void *b)
-{
-	const struct revoke_ref *x = a, *y = b;
-
-	if (x->type != y->type)
-		return x->type < y->type ? -1 : 1;
-	if (x->fd != y->fd)
-		return x->fd < y->fd ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->target < y->target ? -1 : x->target > y->target;
-}
-
 void rv_proc_take_refs(struct scan_worker *w, struct rv_holder *h)
 {
-	if (w->tmp.pub.nrefs > 1)
-		qsort(w->tmp.pub.refs, w->tmp.pub.nrefs, sizeof(struct revoke_ref), cmp_ref);
+	rv_holder_sort_refs(&w->tmp);
 	free(h->pub.refs);
 	h->pub.refs = TAKE_PTR(w->tmp.pub.refs);
 	h->pub.nrefs = w->tmp.pub.nrefs;

@@ -139,13 +139,6 @@ int rv_proc_ctx_init(struct scan_ctx *ctx, const struct rv_target *targets, size
 	return 0;
 }
 
-static int cmp_holder(const void *a, const void *b)
-{
-	const struct rv_holder *x = a, *y = b;
-
-	return x->pub.pid < y->pub.pid ? -1 : x->pub.pid > y->pub.pid;
-}
-
 /* Scans PID; when it holds a target, appends it to w->hs with its pidfd. */
 static int scan_new(struct scan_worker *w, pid_t pid)
 {
@@ -286,8 +279,7 @@ static int merge(struct scan_worker *ws, size_t nw, struct rv_holders *ret)
 		free(ws[i].hs.v);
 		ws[i].hs = (struct rv_holders){0};
 	}
-	if (ret->n > 1)
-		qsort(ret->v, ret->n, sizeof(*ret->v), cmp_holder);
+	rv_holders_sort(ret);
 	return 0;
 }
 

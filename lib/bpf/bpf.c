@@ -383,26 +383,6 @@ static int add_proc_refs(struct bpf_scan *s, size_t i, bool all)
 	return 0;
 }
 
-static int cmp_ref(const void *a, const void *b)
-{
-	const struct revoke_ref *x = a, *y = b;
-
-	if (x->type != y->type)
-		return x->type < y->type ? -1 : 1;
-	if (x->fd != y->fd)
-		return x->fd < y->fd ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->target < y->target ? -1 : x->target > y->target;
-}
-
-static int cmp_holder(const void *a, const void *b)
-{
-	const struct rv_holder *x = a, *y = b;
-
-	return x->pub.pid < y->pub.pid ? -1 : x->pub.pid > y->pub.pid;
-}
-
 /* The letter of /proc/PID/status "State:" (fs/proc/array.c: task_state_index
  * over "RSDTtXZPI"). */
 static char state_letter(unsigned int raw, unsigned int exit_state)
@@ -462,8 +442,7 @@ static int finish_holders(struct bpf_scan *s)
 			goto drop; /* exited since */
 		if (r < 0)
 			return r;
-		if (h->pub.nrefs > 1)
-			qsort(h->pub.refs, h->pub.nrefs, sizeof(struct revoke_ref), cmp_ref);
+		rv_holder_sort_refs(h);
 		if (out != i)
 			s->hs.v[out] = *h;
 		out++;
@@ -472,8 +451,7 @@ static int finish_holders(struct bpf_scan *s)
 		rv_holder_clear(h);
 	}
 	s->hs.n = out;
-	if (s->hs.n > 1) /* hs.v is NULL when nothing was found */
-		qsort(s->hs.v, s->hs.n, sizeof(*s->hs.v), cmp_holder);
+	rv_holders_sort(&s->hs);
 	return 0;
 }
 
