@@ -4,51 +4,10 @@
 # descriptor, a shared mapping) appear with their pid, fd and flags, in the
 # table, --raw, --noheadings, -o and --json outputs; nothing is changed.
 # Run by tests/run-tests with REVOKE_BUILDDIR set; prints one PASS/FAIL line per check.
-set -u
-export LC_ALL=C
-R=${REVOKE_BUILDDIR:?REVOKE_BUILDDIR is not set}/tools/revoke
-tmp=$(mktemp -d) || exit 1
-tmp=$(realpath "$tmp")
-holders=()
-cleanup() {
-	local p
-	for p in "${holders[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/cli-common.bash"
+cli_runs list
 
-pass() { echo "PASS cli.$1"; }
-fail() { echo "FAIL cli.$1: $2"; }
-run() {
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	out=$(cat "$tmp/out")
-	err=$(cat "$tmp/err")
-}
-
-# One failure, not one per check, when the command cannot run at all.
-if ! "$R" --version >/dev/null 2>"$tmp/err"; then
-	fail list.runs "cannot run $R: $(head -c 300 "$tmp/err")"
-	exit 0
-fi
-
-# wait_holder PID FD PATH: until PID has FD open on PATH and no longer runs bash
-wait_holder() {
-	local i
-	for i in $(seq 1 400); do
-		if [ "$(readlink "/proc/$1/fd/$2" 2>/dev/null)" = "$3" ] &&
-			[ "$(cat "/proc/$1/comm" 2>/dev/null)" != bash ]; then
-			return 0
-		fi
-		sleep 0.025
-	done
-	return 1
-}
 # squeeze: the table with runs of blanks turned into one space, trailing ones cut
-squeeze() { sed -e 's/[[:space:]]\+/ /g' -e 's/ $//'; }
 
 file=$tmp/file
 other=$tmp/other

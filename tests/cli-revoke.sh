@@ -6,55 +6,14 @@
 # command change nothing, or cut the rest with --best-effort; an unprivileged
 # caller gets EPERM on a root-owned file and succeeds on its own.
 # Run by tests/run-tests with REVOKE_BUILDDIR set; prints one PASS/FAIL line per check.
-set -u
-export LC_ALL=C
-R=${REVOKE_BUILDDIR:?REVOKE_BUILDDIR is not set}/tools/revoke
-tmp=$(mktemp -d) || exit 1
-tmp=$(realpath "$tmp")
+. "$(dirname "$0")/cli-common.bash"
 chmod 755 "$tmp" # the unprivileged checks look files up in here
-holders=()
-cleanup() {
-	local p
-	for p in "${holders[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+cli_runs revoke
 
-pass() { echo "PASS cli.$1"; }
-fail() { echo "FAIL cli.$1: $2"; }
-skip() { echo "SKIP cli.$1: $2"; }
-run() {
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	out=$(cat "$tmp/out")
-	err=$(cat "$tmp/err")
-}
-
-# One failure, not one per check, when the command cannot run at all.
-if ! "$R" --version >/dev/null 2>"$tmp/err"; then
-	fail revoke.runs "cannot run $R: $(head -c 300 "$tmp/err")"
-	exit 0
-fi
-
-wait_holder() { # PID FD PATH: until PID has FD open on PATH and no longer runs bash
-	local i
-	for i in $(seq 1 400); do
-		if [ "$(readlink "/proc/$1/fd/$2" 2>/dev/null)" = "$3" ] &&
-			[ "$(cat "/proc/$1/comm" 2>/dev/null)" != bash ]; then
-			return 0
-		fi
-		sleep 0.025
-	done
-	return 1
-}
 points_at() { [ "$(readlink "/proc/$1/fd/$2" 2>/dev/null)" = "$3" ]; }
 # The fd number is still allocated (a revoked fd stays until closed).
 allocated() { [ -L "/proc/$1/fd/$2" ]; }
 alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
-squeeze() { sed -e 's/[[:space:]]\+/ /g' -e 's/ $//'; }
 
 # ---- revoke a file held by two processes and mapped by a third
 file=$tmp/file

@@ -3,28 +3,8 @@
 # The revoke command: usage errors (exit 2), --help/--version, lookup errors
 # and write errors (exit 1). Needs no holder process.
 # Run by tests/run-tests with REVOKE_BUILDDIR set; prints one PASS/FAIL line per check.
-set -u
-export LC_ALL=C
-R=${REVOKE_BUILDDIR:?REVOKE_BUILDDIR is not set}/tools/revoke
-tmp=$(mktemp -d) || exit 1
-tmp=$(realpath "$tmp")
-trap 'rm -rf "$tmp"' EXIT
-
-pass() { echo "PASS cli.$1"; }
-fail() { echo "FAIL cli.$1: $2"; }
-# run CMD...: sets rc, out, err
-run() {
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	out=$(cat "$tmp/out")
-	err=$(cat "$tmp/err")
-}
-
-# One failure, not one per check, when the command cannot run at all.
-if ! "$R" --version >/dev/null 2>"$tmp/err"; then
-	fail usage.runs "cannot run $R: $(head -c 300 "$tmp/err")"
-	exit 0
-fi
+. "$(dirname "$0")/cli-common.bash"
+cli_runs usage
 
 file=$tmp/file
 echo data >"$file"
