@@ -7,8 +7,6 @@
 . "$(dirname "$0")/cli-common.bash"
 cli_runs list
 
-# squeeze: the table with runs of blanks turned into one space, trailing ones cut
-
 file=$tmp/file
 other=$tmp/other
 echo data >"$file"
