@@ -352,11 +352,24 @@ int rv_fdinfo_next_user_file(const char *text, const char **cursor, char *name, 
 	}
 }
 
+static int parse_u32_hex(const char **p, unsigned int *ret)
+{
+	uint64_t v;
+	int r;
+
+	r = parse_u64(p, 16, &v);
+	if (r < 0)
+		return r;
+	if (v > UINT32_MAX)
+		return -ERANGE;
+	*ret = (unsigned int)v;
+	return 0;
+}
+
 int rv_parse_maps_line(const char *line, struct rv_maps_entry *ret)
 {
 	struct rv_maps_entry e = {0};
 	const char *p = line;
-	uint64_t v;
 	int r;
 
 	if (!line)
@@ -385,20 +398,14 @@ int rv_parse_maps_line(const char *line, struct rv_maps_entry *ret)
 		return r;
 	if (*p++ != ' ')
 		return -EINVAL;
-	r = parse_u64(&p, 16, &v);
+	r = parse_u32_hex(&p, &e.dev_major);
 	if (r < 0)
 		return r;
-	if (v > UINT32_MAX)
-		return -ERANGE;
-	e.dev_major = (unsigned int)v;
 	if (*p++ != ':')
 		return -EINVAL;
-	r = parse_u64(&p, 16, &v);
+	r = parse_u32_hex(&p, &e.dev_minor);
 	if (r < 0)
 		return r;
-	if (v > UINT32_MAX)
-		return -ERANGE;
-	e.dev_minor = (unsigned int)v;
 	if (*p++ != ' ')
 		return -EINVAL;
 	r = parse_u64(&p, 10, &e.ino);

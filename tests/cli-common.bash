@@ -53,3 +53,28 @@ wait_holder() {
 
 # Table rows with single spaces, for exact matching.
 squeeze() { sed -e 's/[[:space:]]\+/ /g' -e 's/ $//'; }
+
+# start_map_holder FILE: a holder (pid in $pm) that maps FILE shared and
+# read-write, then closes its descriptor: it holds FILE through the mapping only.
+start_map_holder() {
+	python3 -c '
+import mmap, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+m = mmap.mmap(fd, 0, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+os.close(fd)
+with open(sys.argv[2], "w") as f:
+    f.write(m[:4].decode())
+time.sleep(60)' "$1" "$tmp/mapped" &
+	pm=$!
+	holders+=("$pm")
+}
+
+# wait_map_holder: until that holder has mapped its file.
+wait_map_holder() {
+	local i
+	for i in $(seq 1 400); do
+		[ -s "$tmp/mapped" ] && return 0
+		sleep 0.025
+	done
+	return 1
+}

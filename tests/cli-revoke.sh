@@ -24,24 +24,11 @@ holders+=("$p1")
 bash -c 'exec 5<>"$1"; exec sleep 60' _ "$file" &
 p2=$!
 holders+=("$p2")
-python3 -c '
-import mmap, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR)
-m = mmap.mmap(fd, 0, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-os.close(fd)
-with open(sys.argv[2], "w") as f:
-    f.write(m[:4].decode())
-time.sleep(60)' "$file" "$tmp/mapped" &
-pm=$!
-holders+=("$pm")
+start_map_holder "$file"
 ok=1
 wait_holder "$p1" 0 "$file" || ok=0
 wait_holder "$p2" 5 "$file" || ok=0
-for i in $(seq 1 400); do
-	[ -s "$tmp/mapped" ] && break
-	sleep 0.025
-done
-[ -s "$tmp/mapped" ] || ok=0
+wait_map_holder || ok=0
 
 if [ "$ok" -ne 1 ]; then
 	fail revoke.setup "the holder processes did not start"
