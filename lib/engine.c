@@ -17,6 +17,7 @@
 #include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <termios.h>
 
@@ -515,22 +516,105 @@ static int build_report(struct rv_run *run, int error, struct revoke_report **re
 	return 0;
 }
 
+/*
+ * A fresh descriptor of tty target T for the native engine's hangup, or -1.
+ * The syscalls revoke every file of the inode but not /dev/tty's (another
+ * inode), which only a hangup reaches; a holder's copy (pidfd_getfd) would be
+ * revoked with the rest, so the tty is opened anew and kept by frevoke().
+ * Only when a holder has it open, so that the open cannot be the one that
+ * brings a line up (DTR on a serial port); never the TTYAUX devices
+ * (/dev/tty, /dev/console, /dev/ptmx), whose open means another tty.
+ */
+static int native_tty(const struct rv_run *run, size_t t)
+{
+	const struct rv_target *tg = &run->targets[t];
+	bool held = false;
+	struct termios tio;
+	char link[64];
+	int fd;
+
+	if (run->req->keep_fd >= 0 || (run->req->flags & REVOKE_NO_HANGUP) ||
+	    !S_ISCHR(tg->mode) || major(tg->rdev) == 5)
+		return -1;
+	for (size_t i = 0; i < run->holders.n && !held; i++) {
+		const struct rv_holder *h = &run->holders.v[i];
+
+		for (size_t j = 0; j < h->pub.nrefs && !held; j++)
+			held = h->pub.refs[j].type == REVOKE_REF_FD && h->pub.refs[j].target == t;
+	}
+	if (!held)
+		return -1;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", tg->path_fd);
+	fd = open(link, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, TCGETS, &tio) < 0) {
+		safe_close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The path was resolved again after a concurrent revoke of the same file
+ * revoked our O_PATH descriptor too: only the same inode will do.
+ */
+static int target_reopen(const struct rv_request *req, struct rv_target *tg)
+{
+	int flags = O_PATH | O_CLOEXEC | (req->flags & REVOKE_NOFOLLOW ? O_NOFOLLOW : 0);
+	struct stat st;
+	int fd;
+
+	fd = open(tg->path, flags);
+	if (fd < 0)
+		return negative_errno();
+	if (fstat(fd, &st) < 0 || st.st_dev != tg->dev || st.st_ino != tg->ino) {
+		safe_close(fd);
+		return -EBUSY;
+	}
+	safe_close(tg->path_fd);
+	tg->path_fd = fd;
+	return 0;
+}
+
+/*
+ * frevoke() of our own O_PATH descriptor: every file of the inode but that
+ * one, without /proc and without opening the file. A revoke of the same file
+ * running at the same time revokes that descriptor too (EBADF): resolve the
+ * path again, a bounded number of times.
+ */
+static int native_revoke_target(struct rv_run *run, size_t t)
+{
+	struct rv_target *tg = &run->targets[t];
+	int tty = native_tty(run, t), r;
+
+	if (tty >= 0) {
+		r = rv_native_frevoke(tty);
+		/* Needs CAP_SYS_ADMIN; without it the revoke is all we do. Files
+		 * revoked above are no longer tty files to it. */
+		if (r >= 0)
+			(void)ioctl(tty, TIOCVHANGUP);
+		safe_close(tty);
+		if (r != -EBADF)
+			return r;
+	}
+	for (int attempt = 0;; attempt++) {
+		r = rv_native_frevoke(tg->path_fd);
+		if (r != -EBADF || attempt == 3)
+			return r == -EBADF ? -EBUSY : r;
+		r = target_reopen(run->req, tg);
+		if (r < 0)
+			return r;
+	}
+}
+
 static int run_native(struct rv_run *run)
 {
 	int r = 0;
 
 	run->engine = REVOKE_ENGINE_SYSCALL;
-	for (size_t t = 0; t < run->ntargets && r >= 0; t++) {
-		if (run->req->fd >= 0)
-			r = rv_native_frevoke(run->req->fd);
-		else {
-			char link[64];
-
-			/* The magic link names exactly the inode resolved above. */
-			snprintf(link, sizeof(link), "/proc/self/fd/%d", run->targets[t].path_fd);
-			r = rv_native_revoke(link);
-		}
-	}
+	for (size_t t = 0; t < run->ntargets && r >= 0; t++)
+		r = run->req->fd >= 0 ? rv_native_frevoke(run->req->fd) : native_revoke_target(run, t);
 	for (size_t i = 0; i < run->holders.n; i++)
 		holder_mark(&run->holders.v[i], REVOKE_STATE_FOUND,
 			    r < 0 ? REVOKE_STATE_FAILED : REVOKE_STATE_CUT, r < 0 ? -r : 0);

@@ -25,6 +25,9 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -231,6 +234,12 @@ static int t_basic(void)
 	struct pollfd pfd = {.fd = a, .events = POLLIN};
 	CHECK(poll(&pfd, 1, 0) == 1 && pfd.revents == POLLNVAL);
 	CHECK(fcntl(a, F_GETFD) >= 0); /* the number stays taken */
+	struct stat st;
+	CHECK(fstat(a, &st) < 0 && errno == EBADF); /* nor its metadata */
+	char proclink[64], target[256];
+	snprintf(proclink, sizeof(proclink), "/proc/self/fd/%d", a);
+	CHECK(readlink(proclink, target, sizeof(target)) < 0 && errno == ENOENT);
+	CHECK(open(proclink, O_RDONLY) < 0 && errno == ENOENT);
 	char info[64], text[512] = "";
 	snprintf(info, sizeof(info), "/proc/self/fdinfo/%d", a);
 	int fi = open(info, O_RDONLY);
@@ -239,7 +248,6 @@ static int t_basic(void)
 	int n = open(path, O_RDONLY); /* future opens are not blocked */
 	CHECK(n >= 0 && n != a && n != b && n != d);
 	CHECK(read(n, &c, 1) == 1 && c == 'h');
-	struct stat st;
 	CHECK(stat(path, &st) == 0 && st.st_size == 5); /* ftruncate did nothing */
 	CHECK(close(a) == 0 && close(b) == 0 && close(d) == 0);
 	CHECK(fcntl(a, F_GETFD) < 0 && errno == EBADF); /* freed by close */
@@ -872,6 +880,79 @@ static int t_enomem_no_damage(void)
 	return 0;
 }
 
+/*
+ * O_PATH files are revoked too, of any inode type (symbolic link, socket
+ * inode, directory, device); what uses only their path refuses them.
+ */
+static int t_opath(void)
+{
+	const char *path = tmpfile_with("opath", "x", 0644);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = "/tmp/opath-sock"};
+	char proclink[64], target[256];
+	struct statfs sfs;
+	struct stat st;
+	CHECK(path);
+	unlink("/tmp/opath-link");
+	unlink("/tmp/opath-sock");
+	unlink("/tmp/opath-null");
+	mkdir("/tmp/opath-dir", 0755);
+	CHECK(symlink(path, "/tmp/opath-link") == 0);
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(s >= 0 && bind(s, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(s, 1) == 0);
+	/* A private node of /dev/null: revoking it leaves the guest's own alone. */
+	CHECK(mknod("/tmp/opath-null", S_IFCHR | 0666, makedev(1, 3)) == 0);
+
+	int f = open(path, O_PATH), l = open("/tmp/opath-link", O_PATH | O_NOFOLLOW);
+	int d = open("/tmp/opath-dir", O_PATH | O_DIRECTORY), k = open("/tmp/opath-sock", O_PATH);
+	int np = open("/tmp/opath-null", O_PATH), nw = open("/tmp/opath-null", O_WRONLY);
+	CHECK(f >= 0 && l >= 0 && d >= 0 && k >= 0 && np >= 0 && nw >= 0);
+	CHECK(fstat(l, &st) == 0 && S_ISLNK(st.st_mode));
+
+	CHECK(sys_revoke(path) == 0);
+	CHECK(fstat(f, &st) < 0 && errno == EBADF);
+	CHECK(fstatat(f, "", &st, AT_EMPTY_PATH) < 0 && errno == EBADF);
+	CHECK(fstatfs(f, &sfs) < 0 && errno == EBADF);
+	snprintf(proclink, sizeof(proclink), "/proc/self/fd/%d", f);
+	CHECK(readlink(proclink, target, sizeof(target)) < 0 && errno == ENOENT);
+	CHECK(open(proclink, O_RDONLY) < 0 && errno == ENOENT);
+	/* Revoking the file a link names leaves the link's own O_PATH file. */
+	CHECK(fstat(l, &st) == 0 && S_ISLNK(st.st_mode));
+	snprintf(proclink, sizeof(proclink), "/proc/self/fd/%d", l);
+	CHECK(sys_revoke(proclink) == 0); /* the magic link names the link itself */
+	CHECK(fstat(l, &st) < 0 && errno == EBADF);
+
+	/* frevoke() takes an O_PATH descriptor, keeps it, revokes the rest. */
+	int keep = open("/tmp/opath-dir", O_PATH), other = open("/tmp/opath-dir", O_RDONLY);
+	CHECK(keep >= 0 && other >= 0 && sys_frevoke(keep) == 0);
+	CHECK(fstat(keep, &st) == 0 && S_ISDIR(st.st_mode));
+	CHECK(fstat(d, &st) < 0 && errno == EBADF);
+	CHECK(fchdir(other) < 0 && errno == ENOTDIR);
+	CHECK(sys_frevoke(d) < 0 && errno == EBADF); /* revoked itself */
+	CHECK(close(keep) == 0 && close(other) == 0);
+	CHECK(sys_revoke("/tmp/opath-dir") == 0);
+	CHECK(openat(d, "x", O_RDONLY) < 0 && errno == ENOTDIR);
+	CHECK(fchdir(d) < 0 && errno == ENOTDIR);
+
+	CHECK(sys_revoke("/tmp/opath-sock") == 0);
+	CHECK(fstat(k, &st) < 0 && errno == EBADF);
+	socklen_t len = sizeof(sa);
+	CHECK(getsockname(s, (struct sockaddr *)&sa, &len) == 0); /* the socket is not its inode */
+
+	/* Revoked O_PATH and open files of a device: only the open one put the
+	 * cdev reference it took (a second put would free the cdev). */
+	CHECK(sys_revoke("/tmp/opath-null") == 0);
+	CHECK(fstat(np, &st) < 0 && errno == EBADF);
+	CHECK(write(nw, "x", 1) < 0 && errno == EBADF);
+	CHECK(close(f) == 0 && close(l) == 0 && close(d) == 0 && close(k) == 0);
+	CHECK(close(np) == 0 && close(nw) == 0);
+	for (int i = 0; i < 3; i++) {
+		int n = open("/tmp/opath-null", O_WRONLY);
+		CHECK(n >= 0 && write(n, "x", 1) == 1 && close(n) == 0);
+	}
+	close(s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -898,6 +979,7 @@ int main(int argc, char **argv)
 	    {"io-uring-fixed-file", t_io_uring_fixed, 20},
 	    {"epoll-registration", t_epoll, 20},
 	    {"directory", t_directory, 20},
+	    {"opath-files", t_opath, 20},
 	    {"locks-released-on-close", t_locks_released, 20},
 	    {"smp-stress", t_stress, 120},
 	    {"enomem-no-partial-damage", t_enomem_no_damage, 300},
