@@ -37,6 +37,7 @@ struct rv_run {
 	uint64_t max_stopped_ns;
 	int discovery;
 	int engine;
+	struct rv_bpf *bpf; /* the BPF scanner, loaded once for every scan */
 };
 
 static void targets_free(struct rv_target *t, size_t n)
@@ -186,7 +187,7 @@ static size_t classify_holder(const struct rv_run *run, struct rv_holder *h)
  * stopped holders into a failure. */
 #define RV_MIN_SCAN_NS (2000ull * 1000000u)
 
-static int scan_opts(const struct rv_run *run, struct rv_scan_opts *o)
+static int scan_opts(struct rv_run *run, struct rv_scan_opts *o)
 {
 	uint64_t min = rv_now_ns() + RV_MIN_SCAN_NS;
 
@@ -196,6 +197,7 @@ static int scan_opts(const struct rv_run *run, struct rv_scan_opts *o)
 	    .flags = run->req->flags & (REVOKE_DISCOVERY_PROC | REVOKE_DISCOVERY_BPF),
 	    .ignore_fds = run->ignore_fds,
 	    .nignore_fds = run->ntargets,
+	    .bpf = &run->bpf,
 	};
 	return 0;
 }
@@ -263,11 +265,68 @@ static size_t stop_all(struct rv_run *run)
 	return failed;
 }
 
+/* Take over FRESH's refs (H is stopped: these are the final ones). */
+static void holder_take_refs(struct rv_holder *h, struct rv_holder *fresh)
+{
+	free(h->pub.refs);
+	h->pub.refs = TAKE_PTR(fresh->pub.refs);
+	h->pub.nrefs = fresh->pub.nrefs;
+	h->refs_cap = fresh->refs_cap;
+	h->zombie_leader = fresh->zombie_leader;
+	fresh->pub.nrefs = 0;
+	fresh->refs_cap = 0;
+}
+
 /*
- * Stop every holder, then look again: a holder may have forked, started a
- * thread or dup'd the descriptor between the scan and its stop. Stopped
- * holders are rescanned individually (their tables can no longer change);
- * a full scan finds processes that became holders in the meantime.
+ * Merge a full scan made while every known holder was stopped: stopped
+ * holders (and the caller) get the refs it found, final since their tables
+ * can no longer change (every process sharing a table is a holder too, and
+ * stopped); those it did not find hold nothing any more; processes that
+ * became holders since the last scan (a fork, an fd received over a socket)
+ * are added, to be stopped and read next round. Returns how many were added.
+ */
+static int merge_scan(struct rv_run *run, struct rv_holders *fresh, size_t *ret_added)
+{
+	size_t n = run->holders.n, added = 0, j = 0;
+
+	rv_holders_sort(&run->holders);
+	rv_holders_sort(fresh);
+	for (size_t i = 0; i < n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+
+		while (j < fresh->n && fresh->v[j].pub.pid < h->pub.pid)
+			j++;
+		if (!h->tracee && !h->self)
+			continue; /* not stopped (best effort): keep what it had */
+		if (j < fresh->n && fresh->v[j].pub.pid == h->pub.pid)
+			holder_take_refs(h, &fresh->v[j]);
+		else
+			rv_holder_clear(h);
+	}
+	for (j = 0; j < fresh->n; j++) {
+		struct rv_holder key = {.pub.pid = fresh->v[j].pub.pid}, *h;
+
+		if (bsearch(&key, run->holders.v, n, sizeof(key), rv_holder_cmp_pid))
+			continue;
+		h = rv_holders_add(&run->holders, key.pub.pid);
+		if (!h)
+			return -ENOMEM;
+		/* Move it over; fresh no longer owns the refs or the pidfd. */
+		*h = fresh->v[j];
+		fresh->v[j].pub.refs = NULL;
+		fresh->v[j].pub.nrefs = 0;
+		fresh->v[j].pidfd = -1;
+		h->tracee = NULL;
+		added++;
+	}
+	*ret_added = added;
+	return 0;
+}
+
+/*
+ * Stop every holder, then look again with one full scan: a holder may have
+ * forked, started a thread or dup'd the descriptor between the scan and its
+ * stop. Ends when a scan finds no new holder.
  */
 static int stop_until_stable(struct rv_run *run, size_t *ret_failed)
 {
@@ -283,54 +342,12 @@ static int stop_until_stable(struct rv_run *run, size_t *ret_failed)
 		if (failed && !(run->req->flags & REVOKE_BEST_EFFORT))
 			break; /* the call is refused: no need to look further */
 		scan_opts(run, &so);
-
-		/* A stopped holder's tables can no longer change (every process
-		 * sharing them is a holder too, and stopped): one rescan each. */
-		for (size_t i = 0; i < run->holders.n; i++) {
-			struct rv_holder *h = &run->holders.v[i];
-
-			if ((!h->tracee && !h->self) || h->rescanned)
-				continue;
-			r = rv_scan_pid(run->targets, run->ntargets, &so, h);
-			if (r == -ESRCH) {
-				rv_holder_clear(h);
-				continue;
-			}
-			if (r < 0)
-				return r;
-			h->rescanned = !h->self;
-		}
-
-		/* Only to find processes that became holders between the first
-		 * scan and the stops (a fork, an fd received over a socket); their
-		 * details are read once they are stopped, next round. */
-		so.flags |= RV_SCAN_NO_FDINFO;
 		r = rv_scan(run->targets, run->ntargets, &so, &fresh);
-		so.flags &= ~RV_SCAN_NO_FDINFO;
-		if (r < 0) {
-			rv_holders_free(&fresh);
-			return r;
-		}
-		for (size_t i = 0; i < fresh.n; i++) {
-			struct rv_holder *h;
-
-			if (rv_holders_find(&run->holders, fresh.v[i].pub.pid))
-				continue;
-			h = rv_holders_add(&run->holders, fresh.v[i].pub.pid);
-			if (!h) {
-				rv_holders_free(&fresh);
-				return -ENOMEM;
-			}
-			/* Move it over; fresh no longer owns the refs or the pidfd. */
-			*h = fresh.v[i];
-			fresh.v[i].pub.refs = NULL;
-			fresh.v[i].pub.nrefs = 0;
-			fresh.v[i].pidfd = -1;
-			h->tracee = NULL;
-			h->rescanned = false;
-			added++;
-		}
+		if (r >= 0)
+			r = merge_scan(run, &fresh, &added);
 		rv_holders_free(&fresh);
+		if (r < 0)
+			return r;
 		if (added == 0)
 			break;
 		if (round == RV_MAX_ROUNDS - 1)
@@ -742,6 +759,7 @@ report:
 	}
 out:
 	release_all(&run);
+	rv_bpf_free(run.bpf);
 	free(run.ignore_fds);
 	rv_holders_free(&run.holders);
 	targets_free(run.targets, run.ntargets);

@@ -99,7 +99,7 @@ static int cmp_ref(const void *a, const void *b)
 	return x->target < y->target ? -1 : x->target > y->target;
 }
 
-static int cmp_holder(const void *a, const void *b)
+int rv_holder_cmp_pid(const void *a, const void *b)
 {
 	const struct rv_holder *x = a, *y = b;
 
@@ -116,5 +116,5 @@ void rv_holder_sort_refs(struct rv_holder *h)
 void rv_holders_sort(struct rv_holders *hs)
 {
 	if (hs->n > 1)
-		qsort(hs->v, hs->n, sizeof(*hs->v), cmp_holder);
+		qsort(hs->v, hs->n, sizeof(*hs->v), rv_holder_cmp_pid);
 }

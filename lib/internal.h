@@ -52,7 +52,6 @@ struct rv_holder {
 	pid_t tracer;		  /* TracerPid: from status */
 	char state;		  /* State: letter from status ('T' stopped, 'D'...) */
 	struct rv_tracee *tracee; /* engine only: set while stopped; never freed by holders.c */
-	bool rescanned;		  /* engine only: refs re-read since it was stopped */
 };
 
 struct rv_holders {
@@ -65,10 +64,12 @@ struct rv_holders {
  * leaves fd_flags, open_flags and offset of FD refs at 0 instead of reading
  * /proc/PID/fdinfo/N for each matching fd (which costs three syscalls per
  * fd, more than the scan itself when every fd matches). For callers that
- * rescan holders with rv_scan_pid before using those fields; rv_scan_pid
- * ignores it.
+ * scan again before using those fields (the engine, once the holders are
+ * stopped); rv_scan_pid ignores it.
  */
 #define RV_SCAN_NO_FDINFO (1u << 31)
+
+struct rv_bpf;
 
 struct rv_scan_opts {
 	const char *proc_root; /* "/proc" unless testing against a saved tree */
@@ -76,7 +77,12 @@ struct rv_scan_opts {
 	unsigned int flags;    /* REVOKE_DISCOVERY_*, RV_SCAN_NO_FDINFO */
 	const int *ignore_fds; /* the caller's own fds to leave out (library internals) */
 	size_t nignore_fds;
+	/* Where the BPF scanner keeps its loaded programs between scans of the
+	 * same targets (freed with rv_bpf_free); NULL: loaded for one scan. */
+	struct rv_bpf **bpf;
 };
+
+void rv_bpf_free(struct rv_bpf *b); /* NULL is fine */
 
 /*
  * Find every holder of TARGETS. Appends to *ret (which the caller owns and
@@ -109,6 +115,8 @@ void rv_holders_free(struct rv_holders *hs);
 /* The order every scanner returns: holders by pid; refs by type, fd, start. */
 void rv_holder_sort_refs(struct rv_holder *h);
 void rv_holders_sort(struct rv_holders *hs);
+/* qsort/bsearch order of struct rv_holder by pid. */
+int rv_holder_cmp_pid(const void *a, const void *b);
 
 /* ---- /proc parsers (procfs.c): pure functions over text --------------- */
 

@@ -674,6 +674,13 @@ static int bpf_unavailable(int r)
 }
 #endif
 
+#if !HAVE_BPF
+void rv_bpf_free(struct rv_bpf *b)
+{
+	(void)b;
+}
+#endif
+
 int rv_scan(const struct rv_target *targets, size_t ntargets, const struct rv_scan_opts *opts,
 	    struct rv_holders *ret)
 {

@@ -503,39 +503,42 @@ static int load_error(int r)
 	return r == -EPERM ? -EPERM : -EOPNOTSUPP;
 }
 
-int rv_scan_bpf(const struct rv_target *targets, size_t ntargets, const struct rv_scan_opts *opts,
-		struct rv_holders *ret)
-{
-	enum { BUF_SIZE = 64 * sizeof(struct rv_bpf_rec) * 16 };
-	struct bpf_scan s = {.targets = targets,
-			     .ntargets = ntargets,
-			     .opts = opts,
-			     .self = getpid(),
-			     .pagesize = sysconf(_SC_PAGESIZE)};
-	struct revoke_bpf *skel = NULL;
-	_cleanup_free_ char *buf = NULL;
+/* The loaded programs, attached, with the targets in their map. */
+struct rv_bpf {
+	struct revoke_bpf *skel;
 	int link_fds[NPASS];
+};
+
+void rv_bpf_free(struct rv_bpf *b)
+{
+	if (!b)
+		return;
+	revoke_bpf__destroy(b->skel);
+	free(b);
+}
+
+static int bpf_load(const struct rv_target *targets, size_t ntargets, struct rv_bpf **ret)
+{
+	struct rv_bpf *b;
 	int r;
 
-	if (opts && opts->proc_root && strcmp(opts->proc_root, "/proc") != 0)
-		return -EOPNOTSUPP; /* a saved tree: only /proc can read it */
-	if (ntargets > RV_BPF_MAX_TARGETS)
-		return -EOPNOTSUPP;
-	if (ntargets == 0)
-		return 0;
-
-	skel = revoke_bpf__open();
-	if (!skel)
+	b = calloc(1, sizeof(*b));
+	if (!b)
 		return -ENOMEM;
-	skel->rodata->fmode_backing = fmode_backing();
-	r = revoke_bpf__load(skel);
+	b->skel = revoke_bpf__open();
+	if (!b->skel) {
+		free(b);
+		return -ENOMEM;
+	}
+	b->skel->rodata->fmode_backing = fmode_backing();
+	r = revoke_bpf__load(b->skel);
 	if (r < 0) {
 		r = load_error(r);
-		goto out;
+		goto fail;
 	}
 	if (r > 0) { /* the loader program's own failure code */
 		r = -EOPNOTSUPP;
-		goto out;
+		goto fail;
 	}
 	for (size_t t = 0; t < ntargets; t++) {
 		struct rv_bpf_key key = {
@@ -545,20 +548,92 @@ int rv_scan_bpf(const struct rv_target *targets, size_t ntargets, const struct r
 
 		/* Two targets naming one file: the first index stands for both,
 		 * as only one ref per reference is reported. */
-		r = skel_map_update_elem(skel->maps.targets.map_fd, &key, &idx, BPF_NOEXIST);
+		r = skel_map_update_elem(b->skel->maps.targets.map_fd, &key, &idx, BPF_NOEXIST);
 		if (r < 0 && errno != EEXIST) {
 			r = negative_errno();
-			goto out;
+			goto fail;
 		}
 	}
-	r = revoke_bpf__attach(skel);
+	r = revoke_bpf__attach(b->skel);
 	if (r < 0) {
 		r = load_error(r < -1 ? r : negative_errno());
-		goto out;
+		goto fail;
 	}
-	link_fds[PASS_FILE] = skel->links.rv_task_file_fd;
-	link_fds[PASS_VMA] = skel->links.rv_task_vma_fd;
-	link_fds[PASS_TASK] = skel->links.rv_task_fd;
+	b->link_fds[PASS_FILE] = b->skel->links.rv_task_file_fd;
+	b->link_fds[PASS_VMA] = b->skel->links.rv_task_vma_fd;
+	b->link_fds[PASS_TASK] = b->skel->links.rv_task_fd;
+	*ret = b;
+	return 0;
+fail:
+	rv_bpf_free(b);
+	return r;
+}
+
+/* The holders map is the one state a pass leaves behind (which thread
+ * groups hold a target, whose identity went out): empty it for the next.
+ * Keys first, then deletes: a first-key lookup after each delete would walk
+ * the emptied buckets again every time. */
+static int clear_holders(struct rv_bpf *b)
+{
+	int fd = b->skel->maps.holders.map_fd;
+	_cleanup_free_ __u32 *keys = NULL;
+	union bpf_attr attr;
+	size_t n = 0;
+
+	keys = malloc(RV_BPF_MAX_HOLDERS * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	while (n < RV_BPF_MAX_HOLDERS) {
+		memset(&attr, 0, sizeof(attr));
+		attr.map_fd = (__u32)fd;
+		attr.key = n ? (__u64)(unsigned long)&keys[n - 1] : 0; /* 0: the first */
+		attr.next_key = (__u64)(unsigned long)&keys[n];
+		if (syscall(SYS_bpf, BPF_MAP_GET_NEXT_KEY, &attr, sizeof(attr)) < 0) {
+			if (errno != ENOENT)
+				return negative_errno();
+			break;
+		}
+		n++;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (skel_map_delete_elem(fd, &keys[i]) < 0 && errno != ENOENT)
+			return negative_errno();
+	return 0;
+}
+
+int rv_scan_bpf(const struct rv_target *targets, size_t ntargets, const struct rv_scan_opts *opts,
+		struct rv_holders *ret)
+{
+	enum { BUF_SIZE = 64 * sizeof(struct rv_bpf_rec) * 16 };
+	struct bpf_scan s = {.targets = targets,
+			     .ntargets = ntargets,
+			     .opts = opts,
+			     .self = getpid(),
+			     .pagesize = sysconf(_SC_PAGESIZE)};
+	struct rv_bpf *b = opts && opts->bpf ? *opts->bpf : NULL, *own = NULL;
+	_cleanup_free_ char *buf = NULL;
+	int r;
+
+	if (opts && opts->proc_root && strcmp(opts->proc_root, "/proc") != 0)
+		return -EOPNOTSUPP; /* a saved tree: only /proc can read it */
+	if (ntargets > RV_BPF_MAX_TARGETS)
+		return -EOPNOTSUPP;
+	if (ntargets == 0)
+		return 0;
+
+	/* Loading costs more than a pass (verification, CO-RE): a caller that
+	 * scans the same targets again keeps the programs (opts->bpf). */
+	if (b)
+		r = clear_holders(b);
+	else {
+		r = bpf_load(targets, ntargets, &b);
+		if (r >= 0 && opts && opts->bpf)
+			*opts->bpf = b;
+		else if (r >= 0)
+			own = b;
+	}
+	if (r < 0)
+		return r;
 
 	s.seen_path_fd = calloc(ntargets, sizeof(bool));
 	buf = malloc(BUF_SIZE);
@@ -568,7 +643,7 @@ int rv_scan_bpf(const struct rv_target *targets, size_t ntargets, const struct r
 	}
 	/* The task pass runs last: it describes the holders the others found. */
 	for (int pass = 0; pass < NPASS; pass++) {
-		r = run_iter(&s, pass, link_fds[pass], buf, BUF_SIZE);
+		r = run_iter(&s, pass, b->link_fds[pass], buf, BUF_SIZE);
 		if (r < 0)
 			goto out;
 		if (pass == PASS_FILE)
@@ -587,7 +662,7 @@ int rv_scan_bpf(const struct rv_target *targets, size_t ntargets, const struct r
 		goto out;
 	r = move_holders(&s, ret);
 out:
-	revoke_bpf__destroy(skel);
+	rv_bpf_free(own);
 	bpf_scan_done(&s);
 	return r < 0 ? r : 0;
 }
