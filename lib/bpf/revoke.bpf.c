@@ -51,6 +51,12 @@ struct backing_file___rv {
 	struct path user_path;
 } __attribute__((preserve_access_index));
 
+/* The project's patched kernel (kernel/): set once the file was revoked by
+ * revoke(2). Absent elsewhere, where the test below compiles to nothing. */
+struct file___revoke {
+	void *f_revoked;
+} __attribute__((preserve_access_index));
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, RV_BPF_MAX_TARGETS);
@@ -244,6 +250,11 @@ int rv_task_file(struct bpf_iter__task_file *ctx)
 		return 0;
 	leader = task->group_leader;
 	if (task != leader && leader->files)
+		return 0;
+	/* A descriptor revoke(2) revoked no longer holds the file: /proc/PID/fd
+	 * refuses to name it, and so does this. */
+	if (bpf_core_field_exists(struct file___revoke, f_revoked) &&
+	    BPF_CORE_READ((struct file___revoke *)file, f_revoked))
 		return 0;
 	/* An fd holds the file open() made, never a backing file (those are
 	 * overlayfs' and FUSE's own, behind the user's file): match_file is
