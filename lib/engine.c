@@ -220,19 +220,25 @@ static size_t stop_all(struct rv_run *run)
 	 * first three quarters of the budget. */
 	uint64_t stop_deadline = run->start_ns + (run->deadline_ns - run->start_ns) / 4 * 3;
 	_cleanup_free_ struct rv_stop_req *reqs = calloc(run->holders.n + 1, sizeof(*reqs));
+	_cleanup_free_ struct rv_proc_status *hints = calloc(run->holders.n + 1, sizeof(*hints));
 	_cleanup_free_ size_t *idx = calloc(run->holders.n + 1, sizeof(*idx));
 	size_t n = 0, failed = 0;
 	int r = -ENOMEM;
 
-	for (size_t i = 0; reqs && idx && i < run->holders.n; i++) {
+	for (size_t i = 0; reqs && hints && idx && i < run->holders.n; i++) {
 		struct rv_holder *h = &run->holders.v[i];
 
 		if (h->self || h->tracee || h->pub.error)
 			continue;
-		reqs[n] = (struct rv_stop_req){.pid = h->pub.pid, .pidfd = h->pidfd};
+		/* What the scan read moments ago; a change since (a tracer came,
+		 * a vfork began) shows at the seize or the wait, as it would
+		 * after a fresh read. */
+		hints[n] = (struct rv_proc_status){
+		    .tgid = h->pub.pid, .state = h->state, .tracer = h->tracer, .seccomp = h->seccomp};
+		reqs[n] = (struct rv_stop_req){.pid = h->pub.pid, .pidfd = h->pidfd, .hint = &hints[n]};
 		idx[n++] = i;
 	}
-	if (reqs && idx)
+	if (reqs && hints && idx)
 		r = rv_tracees_stop(reqs, n, stop_deadline);
 	if (r < 0) {
 		/* Nothing was stopped. */
@@ -388,43 +394,120 @@ static int grab_tty(struct rv_run *run, unsigned int target)
 	return -ENOENT;
 }
 
+/* Release HS[0..N) (those still stopped), noting how long each was. */
+static void release_holders(struct rv_run *run, struct rv_holder **hs, size_t n)
+{
+	_cleanup_free_ struct rv_tracee **ts = calloc(n + 1, sizeof(*ts));
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct rv_holder *h = hs[i];
+
+		if (!h->tracee)
+			continue;
+		h->pub.stopped_ns = rv_tracee_stopped_ns(h->tracee);
+		if (h->pub.stopped_ns > run->max_stopped_ns)
+			run->max_stopped_ns = h->pub.stopped_ns;
+		/* Release failures are already best-effort restores; nothing more
+		 * can be done for that process here. Overlapped when memory
+		 * allows. */
+		if (ts)
+			ts[k++] = h->tracee;
+		else
+			(void)rv_tracee_release(h->tracee);
+		h->tracee = NULL;
+	}
+	rv_tracees_release(ts, k);
+}
+
+static void release_all(struct rv_run *run)
+{
+	_cleanup_free_ struct rv_holder **hs = calloc(run->holders.n + 1, sizeof(*hs));
+
+	if (!hs) {
+		for (size_t i = 0; i < run->holders.n; i++) {
+			struct rv_holder *h = &run->holders.v[i];
+
+			release_holders(run, &h, 1);
+		}
+		return;
+	}
+	for (size_t i = 0; i < run->holders.n; i++)
+		hs[i] = &run->holders.v[i];
+	release_holders(run, hs, run->holders.n);
+}
+
+/* Holders cut together, then released together before the next group. */
+#define RV_CUT_GROUP 128
+
+/* Count the outcome of H's cut (Q); false when it failed. */
+static bool cut_outcome(struct rv_holder *h, int q)
+{
+	if (q == -ESRCH && !h->self) {
+		/* Killed (SIGKILL reaches stopped tracees) while being cut: it
+		 * holds nothing any more. */
+		rv_holder_clear(h);
+		return true;
+	}
+	return q >= 0;
+}
+
 static void cut_all(struct rv_run *run, size_t *ret_failed)
 {
 	int ttys[run->ntargets];
 	bool hangup = run->req->keep_fd < 0 && !(run->req->flags & REVOKE_NO_HANGUP);
-	size_t failed = 0;
-	int r;
+	bool early = true;
+	size_t failed = 0, n = 0, group;
 
-	for (size_t t = 0; t < run->ntargets; t++)
+	for (size_t t = 0; t < run->ntargets; t++) {
 		ttys[t] = hangup && S_ISCHR(run->targets[t].mode) ? grab_tty(run, t) : -1;
+		if (ttys[t] >= 0)
+			early = false;
+	}
 
-	struct rv_holder **hs = calloc(run->holders.n + 1, sizeof(*hs));
-	int *rets = calloc(run->holders.n + 1, sizeof(*rets));
-	size_t n = 0;
+	_cleanup_free_ struct rv_holder **hs = calloc(run->holders.n + 1, sizeof(*hs));
+	_cleanup_free_ int *rets = calloc(run->holders.n + 1, sizeof(*rets));
 
-	for (size_t i = 0; hs && i < run->holders.n; i++) {
+	if (!hs || !rets) {
+		/* No memory for the batch: one holder at a time. */
+		for (size_t i = 0; i < run->holders.n; i++) {
+			struct rv_holder *h = &run->holders.v[i];
+
+			if ((h->self || h->tracee) &&
+			    !cut_outcome(h, rv_cut_holder(h, h->self ? NULL : h->tracee)))
+				failed++;
+		}
+		n = 0;
+	}
+	for (size_t i = 0; hs && rets && i < run->holders.n; i++) {
 		struct rv_holder *h = &run->holders.v[i];
 
 		if (h->self || h->tracee)
 			hs[n++] = h;
 	}
-	/* Every holder's injected syscalls in flight together. */
-	r = hs && rets ? rv_cut_holders(hs, n, rets) : -ENOMEM;
-	for (size_t k = 0; hs && k < n; k++) {
-		struct rv_holder *h = hs[k];
-		int q = r < 0 || !rets ? rv_cut_holder(h, h->self ? NULL : h->tracee) : rets[k];
+	/*
+	 * Every holder is stopped: from the first cut on the call is
+	 * committed, and a holder that has been cut has nothing left to wait
+	 * for. Releasing each group once it is cut shortens the pauses (the
+	 * first stopped are cut first). Not when a tty is to be hung up: that
+	 * happens while every holder is still stopped.
+	 */
+	group = early ? RV_CUT_GROUP : (n ? n : 1);
+	for (size_t off = 0; off < n; off += group) {
+		size_t m = n - off < group ? n - off : group;
+		/* The group's injected syscalls in flight together. */
+		int r = rv_cut_holders(hs + off, m, rets + off);
 
-		if (q == -ESRCH && !h->self) {
-			/* Killed (SIGKILL reaches stopped tracees) while being
-			 * cut: it holds nothing any more. */
-			rv_holder_clear(h);
-			continue;
+		for (size_t k = off; k < off + m; k++) {
+			int q = r < 0 ? rv_cut_holder(hs[k], hs[k]->self ? NULL : hs[k]->tracee)
+				      : rets[k];
+
+			if (!cut_outcome(hs[k], q))
+				failed++;
 		}
-		if (q < 0)
-			failed++;
+		if (early)
+			release_holders(run, hs + off, m);
 	}
-	free(hs);
-	free(rets);
 
 	/* While every holder is still stopped: a hangup reaches the open files
 	 * of the tty that no descriptor table shows (in flight, /dev/tty). It
@@ -436,31 +519,6 @@ static void cut_all(struct rv_run *run, size_t *ret_failed)
 		safe_close(ttys[t]);
 	}
 	*ret_failed = failed;
-}
-
-static void release_all(struct rv_run *run)
-{
-	_cleanup_free_ struct rv_tracee **ts = calloc(run->holders.n + 1, sizeof(*ts));
-	size_t n = 0;
-
-	for (size_t i = 0; i < run->holders.n; i++) {
-		struct rv_holder *h = &run->holders.v[i];
-
-		if (!h->tracee)
-			continue;
-		h->pub.stopped_ns = rv_tracee_stopped_ns(h->tracee);
-		if (h->pub.stopped_ns > run->max_stopped_ns)
-			run->max_stopped_ns = h->pub.stopped_ns;
-		/* Release failures are already best-effort restores; nothing more
-		 * can be done for that process here. Overlapped when memory
-		 * allows. */
-		if (ts)
-			ts[n++] = h->tracee;
-		else
-			(void)rv_tracee_release(h->tracee);
-		h->tracee = NULL;
-	}
-	rv_tracees_release(ts, n);
 }
 
 static int summarise(const struct rv_holder *h)

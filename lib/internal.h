@@ -188,7 +188,10 @@ int rv_tracee_stop(pid_t pid, int pidfd, uint64_t deadline_ns, struct rv_tracee 
 /* One process to stop, for rv_tracees_stop. */
 struct rv_stop_req {
 	pid_t pid;
-	int pidfd;		  /* -1 if none */
+	int pidfd; /* -1 if none */
+	/* The process's status as a scan just read it (tgid, state, tracer,
+	 * seccomp), saving a read of /proc/PID/status; NULL: read it. */
+	const struct rv_proc_status *hint;
 	struct rv_tracee *tracee; /* out: stopped, or NULL */
 	int error;		  /* out: 0, or a positive errno as rv_tracee_stop's */
 	char reason[128];	  /* out: why not, as rv_tracee_stop's */

@@ -411,7 +411,11 @@ static int check_req(struct rv_stop_req *q, const pid_t *tracers, size_t ntracer
 		snprintf(q->reason, 128, "is the calling process");
 		return -EPERM;
 	}
-	r = read_status(q->pid, 0, &st);
+	if (q->hint) {
+		st = *q->hint;
+		r = 0;
+	} else
+		r = read_status(q->pid, 0, &st);
 	if (r < 0) {
 		if (r == -ESRCH)
 			snprintf(q->reason, 128, "exited");
