@@ -124,14 +124,14 @@ static const struct {
 	int (*loop)(int n);
 	int n;
 } loops[] = {
-	{"getppid", l_getppid, N},
-	{"read16", l_read, N},
-	{"write16", l_write, N},
-	{"pread16", l_pread, N},
-	{"pwrite16", l_pwrite, N},
-	{"pipe-write+read16", l_pipe_rw, N},
-	{"open+close", l_open_close, N / 4},
-	{"pipe+close", l_pipe_close, N / 4},
+    {"getppid", l_getppid, N},
+    {"read16", l_read, N},
+    {"write16", l_write, N},
+    {"pread16", l_pread, N},
+    {"pwrite16", l_pwrite, N},
+    {"pipe-write+read16", l_pipe_rw, N},
+    {"open+close", l_open_close, N / 4},
+    {"pipe+close", l_pipe_close, N / 4},
 };
 enum { NLOOPS = sizeof(loops) / sizeof(loops[0]) };
 
