@@ -233,9 +233,12 @@ static size_t stop_all(struct rv_run *run)
 		/* What the scan read moments ago; a change since (a tracer came,
 		 * a vfork began) shows at the seize or the wait, as it would
 		 * after a fresh read. */
-		hints[n] = (struct rv_proc_status){
-		    .tgid = h->pub.pid, .state = h->state, .tracer = h->tracer, .seccomp = h->seccomp};
-		reqs[n] = (struct rv_stop_req){.pid = h->pub.pid, .pidfd = h->pidfd, .hint = &hints[n]};
+		hints[n] = (struct rv_proc_status){.tgid = h->pub.pid,
+						   .state = h->state,
+						   .tracer = h->tracer,
+						   .seccomp = h->seccomp};
+		reqs[n] =
+		    (struct rv_stop_req){.pid = h->pub.pid, .pidfd = h->pidfd, .hint = &hints[n]};
 		idx[n++] = i;
 	}
 	if (reqs && hints && idx)
@@ -608,8 +611,8 @@ static int native_tty(const struct rv_run *run, size_t t)
 	char link[64];
 	int fd;
 
-	if (run->req->keep_fd >= 0 || (run->req->flags & REVOKE_NO_HANGUP) ||
-	    !S_ISCHR(tg->mode) || major(tg->rdev) == 5)
+	if (run->req->keep_fd >= 0 || (run->req->flags & REVOKE_NO_HANGUP) || !S_ISCHR(tg->mode) ||
+	    major(tg->rdev) == 5)
 		return -1;
 	for (size_t i = 0; i < run->holders.n && !held; i++) {
 		const struct rv_holder *h = &run->holders.v[i];
@@ -689,7 +692,8 @@ static int run_native(struct rv_run *run)
 
 	run->engine = REVOKE_ENGINE_SYSCALL;
 	for (size_t t = 0; t < run->ntargets && r >= 0; t++)
-		r = run->req->fd >= 0 ? rv_native_frevoke(run->req->fd) : native_revoke_target(run, t);
+		r = run->req->fd >= 0 ? rv_native_frevoke(run->req->fd)
+				      : native_revoke_target(run, t);
 	for (size_t i = 0; i < run->holders.n; i++)
 		holder_mark(&run->holders.v[i], REVOKE_STATE_FOUND,
 			    r < 0 ? REVOKE_STATE_FAILED : REVOKE_STATE_CUT, r < 0 ? -r : 0);
