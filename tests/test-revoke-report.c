@@ -260,6 +260,56 @@ static void t_holders_sorted_by_pid(void)
 	revoke_report_free(rep);
 }
 
+/* ---- more holders than one cut group (lib/engine.c cuts and releases 128 at a time) ---- */
+
+#define NMANY 300
+
+static void t_many_holders_in_groups(void)
+{
+	static struct victim v[NMANY];
+	const char *paths[1];
+	struct revoke_report *rep = NULL;
+	bool native = engine_native();
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	paths[0] = tpath;
+	for (int i = 0; i < NMANY; i++) {
+		v[i] = spawn(holder_main);
+		recv_msg(&v[i]);
+	}
+	CHECK(revoke_with(paths, 1, 0, &rep) == 0, "revoke_ex: %s", strerror(errno));
+	CHECK(rep && rep->nholders == NMANY, "%zu holders, expected %d", rep ? rep->nholders : 0,
+	      NMANY);
+	for (int i = 0; i < NMANY; i++) {
+		const struct revoke_holder *h = find_holder(rep, v[i].pid);
+
+		CHECK(h, "holder %d missing", (int)v[i].pid);
+		CHECK(h->state == REVOKE_STATE_CUT, "holder %d: %s", (int)h->pid,
+		      revoke_state_name(h->state));
+		/* Every one was stopped (the native engine stops nobody), and
+		 * not longer than the call. */
+		CHECK(native ? h->stopped_ns == 0 : h->stopped_ns > 0, "holder %d stopped %llu ns",
+		      (int)h->pid, (unsigned long long)h->stopped_ns);
+		CHECK(h->stopped_ns <= rep->max_stopped_ns &&
+			  rep->max_stopped_ns <= rep->elapsed_ns,
+		      "holder %d stopped %llu ns, max %llu, call %llu", (int)h->pid,
+		      (unsigned long long)h->stopped_ns, (unsigned long long)rep->max_stopped_ns,
+		      (unsigned long long)rep->elapsed_ns);
+	}
+	revoke_report_free(rep);
+	/* Each one cut, running and released, whatever its group. */
+	for (int i = 0; i < NMANY; i++) {
+		CHECK_CUT(&v[i]);
+		CHECK(proc_status_field(v[i].pid, "TracerPid") == 0, "holder %d left traced",
+		      (int)v[i].pid);
+	}
+	for (int i = 0; i < NMANY; i++) {
+		send_msg(v[i].sock, MSG(CMD_QUIT));
+		close(v[i].sock);
+	}
+}
+
 /* ---- two targets in one call ---- */
 
 static char tpath2[160];
@@ -430,6 +480,7 @@ static void t_report_free_null(void)
 TEST_MAIN("revoke-report", {"list_only_fields", t_list_only_fields, 30},
 	  {"cut_states_and_times", t_cut_states_and_times, 30},
 	  {"holders_sorted_by_pid", t_holders_sorted_by_pid, 30},
+	  {"many_holders_in_groups", t_many_holders_in_groups, 60},
 	  {"two_targets", t_two_targets, 30},
 	  {"no_report_when_unresolved", t_no_report_when_unresolved, 30},
 	  {"caller_listed_and_cut", t_caller_listed_and_cut, 30}, {"names", t_names, 30},
