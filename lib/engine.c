@@ -704,6 +704,7 @@ static int run_ptrace(struct rv_run *run)
 {
 	bool best_effort = run->req->flags & REVOKE_BEST_EFFORT;
 	size_t unreachable = 0, not_stopped = 0, not_cut = 0;
+	_cleanup_close_ int lock = -1;
 	int r;
 
 	run->engine = REVOKE_ENGINE_PTRACE;
@@ -711,6 +712,15 @@ static int run_ptrace(struct rv_run *run)
 		unreachable += classify_holder(run, &run->holders.v[i]);
 	if (unreachable && !best_effort)
 		goto refuse;
+
+	/* Held until the end of the call (closed on return). */
+	lock = rv_engine_lock(run->start_ns + (run->deadline_ns - run->start_ns) / 2);
+	if (lock == -ETIMEDOUT) {
+		for (size_t i = 0; i < run->holders.n; i++)
+			holder_mark(&run->holders.v[i], REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED,
+				    0);
+		return -ETIMEDOUT;
+	}
 
 	r = stop_until_stable(run, &not_stopped);
 	if (r < 0) {

@@ -276,6 +276,10 @@ void *rv_arch_stack_init(void *top, void (*entry)(void));
 /* ---- native syscalls (native.c) --------------------------------------- */
 
 /* Whether the running kernel has revoke(2)/frevoke(2) (probed once). */
+/* lock.c: one ptrace revoke at a time per uid. The lock's fd (close it to
+ * unlock), -1 when no lock can be had here (go on without), -ETIMEDOUT. */
+int rv_engine_lock(uint64_t deadline_ns);
+
 bool rv_native_available(void);
 int rv_native_revoke(const char *path);
 int rv_native_frevoke(int fd);

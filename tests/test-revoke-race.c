@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -507,10 +508,48 @@ static void t_holder_execs_during(void)
 	}
 }
 
+/* ---- ptrace revokes by one user take turns (lib/lock.c) ---- */
+
+static void t_one_ptrace_revoke_per_user(void)
+{
+	struct revoke_opts o = {
+	    .sz = sizeof(o), .flags = REVOKE_ENGINE_USERSPACE, .timeout_ms = 400, .keep_fd = -1};
+	const char *paths[1] = {tpath};
+	char lock[64];
+	struct victim v;
+	int fd;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	v = spawn(holder_main);
+	recv_msg(&v);
+	if (geteuid() == 0)
+		snprintf(lock, sizeof(lock), "/run/librevoke.lock");
+	else
+		snprintf(lock, sizeof(lock), "/run/user/%u/librevoke.lock", (unsigned)geteuid());
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		SKIP("%s: %s (the library goes on without the lock there)", lock, strerror(errno));
+	/* Another revoke by this user in progress: this one waits, up to half
+	 * its timeout, and then gives up having changed nothing. */
+	CHECK(flock(fd, LOCK_EX) == 0, "flock: %s", strerror(errno));
+	errno = 0;
+	CHECK(revoke_ex(paths, 1, &o, NULL) == -1 && errno == ETIMEDOUT,
+	      "revoke_ex while another holds the lock: %s, expected ETIMEDOUT", strerror(errno));
+	CHECK_READS(&v);
+	CHECK(proc_status_field(v.pid, "TracerPid") == 0, "holder left traced");
+	CHECK(flock(fd, LOCK_UN) == 0, "unlock: %s", strerror(errno));
+	CHECK(revoke_ex(paths, 1, &o, NULL) == 0, "revoke_ex once it is free: %s", strerror(errno));
+	CHECK_CUT(&v);
+	close(fd);
+	send_msg(v.sock, MSG(CMD_QUIT));
+}
+
 TEST_MAIN("revoke-race", {"forking_holder", t_forking_holder, 60},
 	  {"dup_loop_threads", t_dup_loop_threads, 30},
 	  {"holders_exit_during", t_holders_exit_during, 60},
 	  {"holder_killed_during", t_holder_killed_during, 30},
 	  {"concurrent_revokes", t_concurrent_revokes, 60},
+	  {"one_ptrace_revoke_per_user", t_one_ptrace_revoke_per_user, 30},
 	  {"threads_spawning_during", t_threads_spawning_during, 30},
 	  {"holder_execs_during", t_holder_execs_during, 60}, )

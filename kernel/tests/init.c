@@ -45,6 +45,7 @@ int main(void)
 	mkdir("/sys", 0755);
 	mkdir("/dev", 0755);
 	mkdir("/tmp", 01777);
+	mkdir("/run", 0755); /* librevoke's lock file (lib/lock.c) */
 	mount("proc", "/proc", "proc", 0, NULL);
 	mount("sysfs", "/sys", "sysfs", 0, NULL);
 	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One ptrace revoke at a time per user. Each caller holds its targets
+ * through an O_PATH descriptor, so two revokes of the same file see each
+ * other as holders: if each seizes the other between the other's seize and
+ * interrupt, both end up stopped, each waiting for a process that will never
+ * run again (no timeout can fire in a stopped process). Callers that can
+ * trace each other share a uid (or are root), so a lock per uid serializes
+ * exactly those. The wait is bounded by the call's deadline.
+ *
+ * The lock file sits where only its user can create files: /run for root,
+ * $XDG_RUNTIME_DIR-style /run/user/UID otherwise. Where neither exists or the
+ * file is not a regular file of ours, the call goes on without the lock (the
+ * race is narrow; it is never worse than before).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int rv_engine_lock(uint64_t deadline_ns)
+{
+	uid_t uid = geteuid();
+	char path[64];
+	struct stat st;
+	int fd;
+
+	if (uid == 0)
+		snprintf(path, sizeof(path), "/run/librevoke.lock");
+	else
+		snprintf(path, sizeof(path), "/run/user/%u/librevoke.lock", (unsigned)uid);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != uid) {
+		safe_close(fd);
+		return -1;
+	}
+	for (;;) {
+		struct timespec ts = {.tv_nsec = 1000000};
+
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			safe_close(fd);
+			return -1;
+		}
+		if (rv_now_ns() >= deadline_ns) {
+			safe_close(fd);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&ts, NULL);
+	}
+}
