@@ -220,12 +220,11 @@ static size_t stop_all(struct rv_run *run)
 	 * first three quarters of the budget. */
 	uint64_t stop_deadline = run->start_ns + (run->deadline_ns - run->start_ns) / 4 * 3;
 	_cleanup_free_ struct rv_stop_req *reqs = calloc(run->holders.n + 1, sizeof(*reqs));
-	_cleanup_free_ struct rv_proc_status *hints = calloc(run->holders.n + 1, sizeof(*hints));
 	_cleanup_free_ size_t *idx = calloc(run->holders.n + 1, sizeof(*idx));
 	size_t n = 0, failed = 0;
 	int r = -ENOMEM;
 
-	for (size_t i = 0; reqs && hints && idx && i < run->holders.n; i++) {
+	for (size_t i = 0; reqs && idx && i < run->holders.n; i++) {
 		struct rv_holder *h = &run->holders.v[i];
 
 		if (h->self || h->tracee || h->pub.error)
@@ -233,15 +232,16 @@ static size_t stop_all(struct rv_run *run)
 		/* What the scan read moments ago; a change since (a tracer came,
 		 * a vfork began) shows at the seize or the wait, as it would
 		 * after a fresh read. */
-		hints[n] = (struct rv_proc_status){.tgid = h->pub.pid,
-						   .state = h->state,
-						   .tracer = h->tracer,
-						   .seccomp = h->seccomp};
-		reqs[n] =
-		    (struct rv_stop_req){.pid = h->pub.pid, .pidfd = h->pidfd, .hint = &hints[n]};
+		reqs[n] = (struct rv_stop_req){.pid = h->pub.pid,
+					       .pidfd = h->pidfd,
+					       .have_status = true,
+					       .status = {.tgid = h->pub.pid,
+							  .state = h->state,
+							  .tracer = h->tracer,
+							  .seccomp = h->seccomp}};
 		idx[n++] = i;
 	}
-	if (reqs && hints && idx)
+	if (reqs && idx)
 		r = rv_tracees_stop(reqs, n, stop_deadline);
 	if (r < 0) {
 		/* Nothing was stopped. */
@@ -366,6 +366,17 @@ static int stop_until_stable(struct rv_run *run, size_t *ret_failed)
 	return 0;
 }
 
+/* FD if it is a terminal's; else closed, -ENOTTY. */
+static int keep_if_tty(int fd)
+{
+	struct termios tio;
+
+	if (ioctl(fd, TCGETS, &tio) == 0)
+		return fd;
+	safe_close(fd);
+	return -ENOTTY;
+}
+
 /* pidfd_getfd copy of one holder's descriptor of TARGET, to hang a tty up. */
 static int grab_tty(struct rv_run *run, unsigned int target)
 {
@@ -374,7 +385,6 @@ static int grab_tty(struct rv_run *run, unsigned int target)
 
 		for (size_t j = 0; j < h->pub.nrefs; j++) {
 			struct revoke_ref *ref = &h->pub.refs[j];
-			struct termios tio;
 			int fd;
 
 			if (ref->type != REVOKE_REF_FD || ref->target != target ||
@@ -388,10 +398,7 @@ static int grab_tty(struct rv_run *run, unsigned int target)
 				continue;
 			if (fd < 0)
 				continue;
-			if (ioctl(fd, TCGETS, &tio) == 0)
-				return fd;
-			safe_close(fd);
-			return -ENOTTY;
+			return keep_if_tty(fd);
 		}
 	}
 	return -ENOENT;
@@ -471,22 +478,15 @@ static void cut_all(struct rv_run *run, size_t *ret_failed)
 	_cleanup_free_ struct rv_holder **hs = calloc(run->holders.n + 1, sizeof(*hs));
 	_cleanup_free_ int *rets = calloc(run->holders.n + 1, sizeof(*rets));
 
-	if (!hs || !rets) {
-		/* No memory for the batch: one holder at a time. */
-		for (size_t i = 0; i < run->holders.n; i++) {
-			struct rv_holder *h = &run->holders.v[i];
-
-			if ((h->self || h->tracee) &&
-			    !cut_outcome(h, rv_cut_holder(h, h->self ? NULL : h->tracee)))
-				failed++;
-		}
-		n = 0;
-	}
-	for (size_t i = 0; hs && rets && i < run->holders.n; i++) {
+	for (size_t i = 0; i < run->holders.n; i++) {
 		struct rv_holder *h = &run->holders.v[i];
 
-		if (h->self || h->tracee)
+		if (!h->self && !h->tracee)
+			continue;
+		if (hs && rets)
 			hs[n++] = h;
+		else if (!cut_outcome(h, rv_cut_holder(h, h->self ? NULL : h->tracee)))
+			failed++; /* no memory for the batch: one holder at a time */
 	}
 	/*
 	 * Every holder is stopped: from the first cut on the call is
@@ -595,7 +595,7 @@ static int build_report(struct rv_run *run, int error, struct revoke_report **re
 }
 
 /*
- * A fresh descriptor of tty target T for the native engine's hangup, or -1.
+ * A fresh descriptor of tty target T for the native engine's hangup, or < 0.
  * The syscalls revoke every file of the inode but not /dev/tty's (another
  * inode), which only a hangup reaches; a holder's copy (pidfd_getfd) would be
  * revoked with the rest, so the tty is opened anew and kept by frevoke().
@@ -607,7 +607,6 @@ static int native_tty(const struct rv_run *run, size_t t)
 {
 	const struct rv_target *tg = &run->targets[t];
 	bool held = false;
-	struct termios tio;
 	char link[64];
 	int fd;
 
@@ -624,13 +623,7 @@ static int native_tty(const struct rv_run *run, size_t t)
 		return -1;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", tg->path_fd);
 	fd = open(link, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (ioctl(fd, TCGETS, &tio) < 0) {
-		safe_close(fd);
-		return -1;
-	}
-	return fd;
+	return fd < 0 ? -1 : keep_if_tty(fd);
 }
 
 /*

@@ -190,8 +190,9 @@ struct rv_stop_req {
 	pid_t pid;
 	int pidfd; /* -1 if none */
 	/* The process's status as a scan just read it (tgid, state, tracer,
-	 * seccomp), saving a read of /proc/PID/status; NULL: read it. */
-	const struct rv_proc_status *hint;
+	 * seccomp), saving a read of /proc/PID/status; else it is read. */
+	bool have_status;
+	struct rv_proc_status status;
 	struct rv_tracee *tracee; /* out: stopped, or NULL */
 	int error;		  /* out: 0, or a positive errno as rv_tracee_stop's */
 	char reason[128];	  /* out: why not, as rv_tracee_stop's */
@@ -273,13 +274,15 @@ int rv_cut_holders(struct rv_holder **hs, size_t n, int *ret);
 void rv_arch_switch(void **save_sp, void *to_sp);
 void *rv_arch_stack_init(void *top, void (*entry)(void));
 
+/* ---- one userspace revoke at a time per uid (lock.c) ------------------ */
+
+/* The lock's fd (close it to unlock), -1 when no lock can be had here (go
+ * on without), or -ETIMEDOUT. */
+int rv_engine_lock(uint64_t deadline_ns);
+
 /* ---- native syscalls (native.c) --------------------------------------- */
 
 /* Whether the running kernel has revoke(2)/frevoke(2) (probed once). */
-/* lock.c: one ptrace revoke at a time per uid. The lock's fd (close it to
- * unlock), -1 when no lock can be had here (go on without), -ETIMEDOUT. */
-int rv_engine_lock(uint64_t deadline_ns);
-
 bool rv_native_available(void);
 int rv_native_revoke(const char *path);
 int rv_native_frevoke(int fd);

@@ -411,8 +411,8 @@ static int check_req(struct rv_stop_req *q, const pid_t *tracers, size_t ntracer
 		snprintf(q->reason, 128, "is the calling process");
 		return -EPERM;
 	}
-	if (q->hint) {
-		st = *q->hint;
+	if (q->have_status) {
+		st = q->status;
 		r = 0;
 	} else
 		r = read_status(q->pid, 0, &st);

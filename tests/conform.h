@@ -277,12 +277,9 @@ static inline char task_state(pid_t pid, pid_t tid)
 /* Wait (up to 5 s) until thread TID of PID sleeps in syscall NR or ALT (-1: none). */
 static inline bool wait_in_syscall(pid_t pid, pid_t tid, long nr, long alt)
 {
-	char path[80], buf[256];
-
-	char st = '?';
+	char path[80], buf[256] = "", st = '?';
 	int e = 0;
 
-	buf[0] = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
 	for (int i = 0; i < 500; i++) {
 		e = read_proc(path, buf, sizeof(buf));
