@@ -28,15 +28,17 @@ extern "C" {
 #endif
 
 #define LIBREVOKE_VERSION_MAJOR 1
-#define LIBREVOKE_VERSION_MINOR 0
+#define LIBREVOKE_VERSION_MINOR 1
 
 /*
  * revoke - revoke every reference to the file PATH names (symlinks followed).
  * Returns 0 when every holder was cut (or there were none), else -1 and errno:
  *   EFAULT, ENOENT, ENOTDIR, EACCES, ELOOP, ENAMETOOLONG  path lookup failed
  *   EPERM   the caller neither owns the file nor holds CAP_FOWNER
- *   EBUSY   a holder could not be stopped or a reference cannot be reached;
- *           nothing was changed
+ *   EBADF   PATH names a descriptor an earlier revoke left (a dead one)
+ *   EBUSY   a holder could not be stopped, a reference cannot be reached, or
+ *           a process that may hold the file could not be inspected (another
+ *           user's, without privileges); nothing was changed
  *   ETIMEDOUT the default timeout (5 s) ran out; nothing was changed
  *   ENOMEM, EMFILE  resources ran out; nothing was changed
  */
@@ -98,6 +100,20 @@ enum revoke_state {
 	REVOKE_STATE_SKIPPED,     /* left untouched because the call failed */
 	REVOKE_STATE_FAILED,      /* tried and failed; error says why */
 	REVOKE_STATE_UNREACHABLE, /* this engine cannot cut it; error says why */
+	/* A process that may hold a target but could not be looked at (another
+	 * user's, a non-dumpable one); it has no refs. Since 1.1. */
+	REVOKE_STATE_UNINSPECTED,
+};
+
+/* What the call was doing (revoke_report.failed_phase). Since 1.1. */
+enum revoke_phase {
+	REVOKE_PHASE_NONE = 0,
+	REVOKE_PHASE_RESOLVE, /* looking the paths up */
+	REVOKE_PHASE_LOCK,    /* waiting for another revoke by the same user */
+	REVOKE_PHASE_SCAN,    /* finding the holders */
+	REVOKE_PHASE_STOP,    /* stopping the holders */
+	REVOKE_PHASE_CUT,     /* cutting */
+	REVOKE_PHASE_RELEASE, /* letting the holders go */
 };
 
 struct revoke_ref {
@@ -148,6 +164,23 @@ struct revoke_report {
 	int error;     /* the errno the call failed with, or 0 */
 	uint64_t elapsed_ns;      /* wall time of the whole call */
 	uint64_t max_stopped_ns;  /* longest time any holder was stopped */
+
+	/*
+	 * Since 1.1. A report only grows at its end: a field exists when
+	 * offsetof(field) + its size <= sz. holders[] and refs[] are arrays of
+	 * holder_size and ref_size bytes per element, the sizes of the structs
+	 * in the <revoke.h> the caller was built with (revoke_opts.sz tells
+	 * the library which): index them through revoke_report_holder() and
+	 * revoke_report_ref() to stay right when they grow.
+	 */
+	size_t sz;
+	size_t holder_size;
+	size_t ref_size;
+	uint64_t timeout_ns;	 /* the bound the call had */
+	int failed_phase;	 /* enum revoke_phase where it failed, or 0 */
+	pid_t failed_pid;	 /* the process it was busy with then, or 0 */
+	char failed_detail[128]; /* e.g. "state D", or "" */
+	size_t nuninspected;	 /* holders with state REVOKE_STATE_UNINSPECTED */
 };
 
 /*
@@ -167,11 +200,18 @@ int frevoke_ex(int fd, const struct revoke_opts *opts, struct revoke_report **re
 
 void revoke_report_free(struct revoke_report *report);
 
+/* Holder I of REPORT, reference J of holder H; NULL when out of range.
+ * Since 1.1. */
+const struct revoke_holder *revoke_report_holder(const struct revoke_report *report, size_t i);
+const struct revoke_ref *revoke_report_ref(const struct revoke_report *report,
+					   const struct revoke_holder *h, size_t j);
+
 /* Stable lower-case names for the enums ("fd", "map", "cut", ...); NULL if unknown. */
 const char *revoke_ref_type_name(int type);
 const char *revoke_state_name(int state);
 const char *revoke_engine_name(int engine);
 const char *revoke_discovery_name(int discovery);
+const char *revoke_phase_name(int phase); /* "stopping", ... Since 1.1. */
 
 /* "1.0.0" */
 const char *revoke_version(void);

@@ -1,178 +1,124 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The engine: resolve the targets, check permission, find the holders, stop
- * every one of them, rescan until nothing new appears, cut, release.
+ * every one of them, look again until nothing new appears, cut, release.
  *
  * All or nothing: until the cut starts nothing has been changed, so any
- * holder that cannot be stopped or any reference this engine cannot reach
- * makes the call fail with EBUSY and release everyone untouched (unless
- * REVOKE_BEST_EFFORT asked to cut the rest).
+ * holder that cannot be stopped, any reference this engine cannot reach,
+ * any process that may hold a target but cannot be looked at, and any
+ * holder whose program cannot be placed make the call fail with EBUSY and
+ * release everyone untouched (unless REVOKE_BEST_EFFORT asked to cut the
+ * rest).
+ *
+ * Each call runs in a thread of its own (run_thread): the caller waits for
+ * it until the end of the budget and no longer, so a path lookup stuck on a
+ * hung FUSE server cannot hold the caller; and the thread, being the holders'
+ * tracer, detaches whatever is left when it exits (a holder still inside a
+ * program past the deadline finishes it and goes home by itself).
  */
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <linux/kcmp.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <termios.h>
 
-#include "internal.h"
+#include "budget.h"
+#include "refkind.h"
+#include "target.h"
 
 /* A stable set of holders should appear within a couple of rounds; this only
  * bounds a pathological stream of new processes opening the file anew. */
 #define RV_MAX_ROUNDS 16
 
 struct rv_run {
-	const struct rv_request *req;
+	struct rv_request req;
+	struct rv_budget budget;
 	struct rv_target *targets;
 	size_t ntargets;
 	int *ignore_fds;
 	struct rv_holders holders;
-	uint64_t start_ns, deadline_ns;
 	uint64_t max_stopped_ns;
 	int discovery;
 	int engine;
 	struct rv_bpf *bpf; /* the BPF scanner, loaded once for every scan */
+	int lock_fd;
+
+	/* Where it failed, for the report. */
+	int failed_phase;
+	pid_t failed_pid;
+	char failed_detail[128];
+
+	/* Shared with the caller's thread (under mu). */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int phase;  /* what the worker does now */
+	pid_t busy; /* with which process, or 0 */
+	bool done;  /* the worker finished: result and report are set */
+	bool gone;  /* the caller stopped waiting: the worker frees everything */
+	int result;
+	struct revoke_report *report;
+	bool want_report;
 };
 
-static void targets_free(struct rv_target *t, size_t n)
+static void set_phase(struct rv_run *run, int phase, pid_t pid)
 {
-	if (!t)
+	pthread_mutex_lock(&run->mu);
+	run->phase = phase;
+	run->busy = pid;
+	pthread_mutex_unlock(&run->mu);
+}
+
+static bool abandoned(struct rv_run *run)
+{
+	bool gone;
+
+	pthread_mutex_lock(&run->mu);
+	gone = run->gone;
+	pthread_mutex_unlock(&run->mu);
+	return gone;
+}
+
+static void fail_at(struct rv_run *run, int phase, pid_t pid, const char *detail)
+{
+	if (run->failed_phase)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		safe_close(t[i].path_fd);
-		free(t[i].path);
-	}
-	free(t);
+	run->failed_phase = phase;
+	run->failed_pid = pid;
+	snprintf(run->failed_detail, sizeof(run->failed_detail), "%s", detail ? detail : "");
 }
 
-static int target_from_fd(int fd, const char *path, struct rv_target *ret)
-{
-	struct stat st;
-
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
-	/* eventfd, epoll, timerfd, signalfd... all share one anonymous inode:
-	 * "every file on this inode" would be every such file in the system. */
-	if ((st.st_mode & S_IFMT) == 0)
-		return -EINVAL;
-	ret->dev = st.st_dev;
-	ret->ino = st.st_ino;
-	ret->mode = st.st_mode;
-	ret->uid = st.st_uid;
-	ret->rdev = st.st_rdev;
-	ret->path = strdup(path);
-	if (!ret->path)
-		return -ENOMEM;
-	return 0;
-}
-
-/* The path is resolved once, by the kernel, into an O_PATH descriptor: lookup
- * errors (EFAULT for a bad pointer too) come from open(2) itself, and every
- * later step works on that descriptor, so a rename cannot swap the target. */
-static int resolve_targets(const struct rv_request *req, struct rv_target **ret, size_t *ret_n)
-{
-	struct rv_target *t;
-	size_t n = req->paths ? req->npaths : 1;
-	int r;
-
-	t = calloc(n, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		t[i].path_fd = -1;
-
-	if (!req->paths) {
-		char link[64], buf[4096];
-		ssize_t len;
-
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", req->fd);
-		len = readlink(link, buf, sizeof(buf) - 1);
-		if (len < 0)
-			len = snprintf(buf, sizeof(buf), "fd %d", req->fd);
-		buf[len] = 0;
-		r = target_from_fd(req->fd, buf, &t[0]);
-		if (r < 0)
-			goto fail;
-	} else {
-		for (size_t i = 0; i < n; i++) {
-			int flags = O_PATH | O_CLOEXEC;
-
-			if (req->flags & REVOKE_NOFOLLOW)
-				flags |= O_NOFOLLOW;
-			t[i].path_fd = open(req->paths[i], flags);
-			if (t[i].path_fd < 0) {
-				r = negative_errno();
-				goto fail;
-			}
-			/* The kernel read the string, so it is safe to read here. */
-			r = target_from_fd(t[i].path_fd, req->paths[i], &t[i]);
-			if (r < 0)
-				goto fail;
-		}
-	}
-	*ret = t;
-	*ret_n = n;
-	return 0;
-fail:
-	targets_free(t, n);
-	return r;
-}
-
-static bool has_cap_fowner(void)
-{
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
-
-	if (syscall(SYS_capget, &hdr, data) < 0)
-		return false;
-	return data[CAP_TO_INDEX(CAP_FOWNER)].effective & CAP_TO_MASK(CAP_FOWNER);
-}
-
-/* The 2006 contract: the caller's fsuid owns the inode, or CAP_FOWNER. */
-static int check_permission(const struct rv_target *t, size_t n)
-{
-	uid_t fsuid = (uid_t)setfsuid((uid_t)-1); /* -1 is never valid: only reads it */
-	bool fowner = has_cap_fowner();
-
-	for (size_t i = 0; i < n; i++)
-		if (t[i].uid != fsuid && !fowner)
-			return -EPERM;
-	return 0;
-}
-
-static bool ref_reachable(const struct revoke_ref *ref)
-{
-	return ref->type == REVOKE_REF_FD || ref->type == REVOKE_REF_MAP;
-}
+/* ---- classifying references ------------------------------------------- */
 
 static bool shares_kept_description(const struct rv_run *run, const struct rv_holder *h,
 				    const struct revoke_ref *ref)
 {
-	if (run->req->keep_fd < 0 || ref->type != REVOKE_REF_FD)
+	if (run->req.keep_fd < 0 || ref->type != REVOKE_REF_FD)
 		return false;
-	return syscall(SYS_kcmp, getpid(), h->pub.pid, KCMP_FILE, run->req->keep_fd, ref->fd) == 0;
+	return syscall(SYS_kcmp, getpid(), h->pub.pid, KCMP_FILE, run->req.keep_fd, ref->fd) == 0;
 }
 
 /* Decide, for freshly scanned refs, which are kept and which this engine
  * cannot reach. Returns the number of unreachable refs. */
-static size_t classify_holder(const struct rv_run *run, struct rv_holder *h)
+static size_t classify_holder(const struct rv_run *run, struct rv_holder *h, bool native)
 {
 	size_t unreachable = 0;
 
 	for (size_t i = 0; i < h->pub.nrefs; i++) {
 		struct revoke_ref *ref = &h->pub.refs[i];
+		const struct rv_refkind *k = rv_refkind(ref->type);
 
 		if (ref->state != REVOKE_STATE_FOUND)
 			continue;
 		if (shares_kept_description(run, h, ref))
 			ref->state = REVOKE_STATE_KEPT;
-		else if (!ref_reachable(ref)) {
+		else if (!native && (!k || !k->add_cut)) {
 			ref->state = REVOKE_STATE_UNREACHABLE;
 			ref->error = EOPNOTSUPP;
 			unreachable++;
@@ -181,28 +127,25 @@ static size_t classify_holder(const struct rv_run *run, struct rv_holder *h)
 	return unreachable;
 }
 
-/* A scan never waits on a process, only on /proc, so its deadline guards
- * against a hung filesystem rather than measuring the caller's patience: on
- * a loaded machine a short --timeout must not turn a rescan of already
- * stopped holders into a failure. */
-#define RV_MIN_SCAN_NS (2000ull * 1000000u)
-
-static int scan_opts(struct rv_run *run, struct rv_scan_opts *o)
+static size_t classify_all(const struct rv_run *run, bool native)
 {
-	uint64_t min = rv_now_ns() + RV_MIN_SCAN_NS;
+	size_t unreachable = 0;
 
-	*o = (struct rv_scan_opts){
-	    .proc_root = "/proc",
-	    .deadline_ns = run->deadline_ns > min ? run->deadline_ns : min,
-	    .flags = run->req->flags & (REVOKE_DISCOVERY_PROC | REVOKE_DISCOVERY_BPF),
-	    .ignore_fds = run->ignore_fds,
-	    .nignore_fds = run->ntargets,
-	    .bpf = &run->bpf,
-	};
-	return 0;
+	for (size_t i = 0; i < run->holders.n; i++)
+		unreachable += classify_holder(run, &run->holders.v[i], native);
+	return unreachable;
 }
 
-/* Mark every still-open ref of H with STATE (and ERROR). */
+static size_t count_uninspected(const struct rv_run *run)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < run->holders.n; i++)
+		n += run->holders.v[i].uninspected;
+	return n;
+}
+
+/* Mark every ref of H in state FROM with STATE (and ERROR). */
 static void holder_mark(struct rv_holder *h, int from, int state, int error)
 {
 	for (size_t i = 0; i < h->pub.nrefs; i++)
@@ -212,13 +155,49 @@ static void holder_mark(struct rv_holder *h, int from, int state, int error)
 		}
 }
 
+static void mark_all(struct rv_run *run, int from, int state, int error)
+{
+	for (size_t i = 0; i < run->holders.n; i++)
+		holder_mark(&run->holders.v[i], from, state, error);
+}
+
+/* ---- scanning ------------------------------------------------------------ */
+
+static void scan_opts(struct rv_run *run, int phase, struct rv_scan_opts *o)
+{
+	*o = (struct rv_scan_opts){
+	    .proc_root = "/proc",
+	    .deadline_ns = rv_budget_deadline(&run->budget, phase),
+	    .flags = run->req.flags & (REVOKE_DISCOVERY_PROC | REVOKE_DISCOVERY_BPF),
+	    .ignore_fds = run->ignore_fds,
+	    .nignore_fds = run->ntargets,
+	    .bpf = &run->bpf,
+	};
+}
+
+/* ---- stopping ---------------------------------------------------------- */
+
+/* The process and detail in a stop failure's reason ("thread 123 would not
+ * stop (state D)"), for the timeout message. */
+static void note_stop_failure(struct rv_run *run, const struct rv_holder *h, int error)
+{
+	const char *state = strstr(h->pub.reason, "(state ");
+
+	if (error != ETIMEDOUT)
+		return;
+	if (state) {
+		char detail[16];
+
+		snprintf(detail, sizeof(detail), "%.*s", (int)strcspn(state + 1, ")"), state + 1);
+		fail_at(run, RV_PH_STOP, h->pub.pid, detail);
+	} else
+		fail_at(run, RV_PH_STOP, h->pub.pid, h->pub.reason);
+}
+
 /* Stop every holder not stopped yet, all at once. Returns the number that failed. */
 static size_t stop_all(struct rv_run *run)
 {
-	/* Waiting for a holder that never stops (D state, vfork parent) must
-	 * not eat the time the rescans and the cut still need: stops get the
-	 * first three quarters of the budget. */
-	uint64_t stop_deadline = run->start_ns + (run->deadline_ns - run->start_ns) / 4 * 3;
+	uint64_t stop_deadline = rv_budget_deadline(&run->budget, RV_PH_STOP);
 	_cleanup_free_ struct rv_stop_req *reqs = calloc(run->holders.n + 1, sizeof(*reqs));
 	_cleanup_free_ size_t *idx = calloc(run->holders.n + 1, sizeof(*idx));
 	size_t n = 0, failed = 0;
@@ -227,7 +206,7 @@ static size_t stop_all(struct rv_run *run)
 	for (size_t i = 0; reqs && idx && i < run->holders.n; i++) {
 		struct rv_holder *h = &run->holders.v[i];
 
-		if (h->self || h->tracee || h->pub.error)
+		if (h->self || h->tracee || h->pub.error || h->uninspected)
 			continue;
 		/* What the scan read moments ago; a change since (a tracer came,
 		 * a vfork began) shows at the seize or the wait, as it would
@@ -248,7 +227,7 @@ static size_t stop_all(struct rv_run *run)
 		for (size_t i = 0; i < run->holders.n; i++) {
 			struct rv_holder *h = &run->holders.v[i];
 
-			if (h->self || h->tracee || h->pub.error)
+			if (h->self || h->tracee || h->pub.error || h->uninspected)
 				continue;
 			h->pub.error = -r;
 			failed++;
@@ -266,6 +245,7 @@ static size_t stop_all(struct rv_run *run)
 		}
 		if (reqs[k].error) {
 			h->pub.error = reqs[k].error;
+			note_stop_failure(run, h, reqs[k].error);
 			failed++;
 			continue;
 		}
@@ -326,7 +306,8 @@ static int merge_scan(struct rv_run *run, struct rv_holders *fresh, size_t *ret_
 		fresh->v[j].pub.nrefs = 0;
 		fresh->v[j].pidfd = -1;
 		h->tracee = NULL;
-		added++;
+		if (!h->uninspected)
+			added++;
 	}
 	*ret_added = added;
 	return 0;
@@ -347,14 +328,17 @@ static int stop_until_stable(struct rv_run *run, size_t *ret_failed)
 		struct rv_holders fresh = {};
 		size_t added = 0;
 
+		set_phase(run, RV_PH_STOP, 0);
 		failed += stop_all(run);
-		if (failed && !(run->req->flags & REVOKE_BEST_EFFORT))
+		if (failed && !(run->req.flags & REVOKE_BEST_EFFORT))
 			break; /* the call is refused: no need to look further */
-		scan_opts(run, &so);
+		scan_opts(run, RV_PH_CUT, &so);
 		r = rv_scan(run->targets, run->ntargets, &so, &fresh);
 		if (r >= 0)
 			r = merge_scan(run, &fresh, &added);
 		rv_holders_free(&fresh);
+		if (r == -ETIMEDOUT)
+			fail_at(run, RV_PH_STOP, 0, "looking at the stopped holders again");
 		if (r < 0)
 			return r;
 		if (added == 0)
@@ -365,6 +349,8 @@ static int stop_until_stable(struct rv_run *run, size_t *ret_failed)
 	*ret_failed = failed;
 	return 0;
 }
+
+/* ---- terminals ---------------------------------------------------------- */
 
 /* FD if it is a terminal's; else closed, -ENOTTY. */
 static int keep_if_tty(int fd)
@@ -404,6 +390,8 @@ static int grab_tty(struct rv_run *run, unsigned int target)
 	return -ENOENT;
 }
 
+/* ---- cutting and releasing --------------------------------------------- */
+
 /* Release HS[0..N) (those still stopped), noting how long each was. */
 static void release_holders(struct rv_run *run, struct rv_holder **hs, size_t n)
 {
@@ -418,9 +406,6 @@ static void release_holders(struct rv_run *run, struct rv_holder **hs, size_t n)
 		h->pub.stopped_ns = rv_tracee_stopped_ns(h->tracee);
 		if (h->pub.stopped_ns > run->max_stopped_ns)
 			run->max_stopped_ns = h->pub.stopped_ns;
-		/* Release failures are already best-effort restores; nothing more
-		 * can be done for that process here. Overlapped when memory
-		 * allows. */
 		if (ts)
 			ts[k++] = h->tracee;
 		else
@@ -447,82 +432,60 @@ static void release_all(struct rv_run *run)
 	release_holders(run, hs, run->holders.n);
 }
 
-/* Holders cut together, then released together before the next group. */
-#define RV_CUT_GROUP 128
-
-/* Count the outcome of H's cut (Q); false when it failed. */
-static bool cut_outcome(struct rv_holder *h, int q)
-{
-	if (q == -ESRCH && !h->self) {
-		/* Killed (SIGKILL reaches stopped tracees) while being cut: it
-		 * holds nothing any more. */
-		rv_holder_clear(h);
-		return true;
-	}
-	return q >= 0;
-}
-
-static void cut_all(struct rv_run *run, size_t *ret_failed)
+/* Cut every stopped holder (and the caller); returns how many failed, or
+ * -EBUSY when all or nothing refused before anything ran. */
+static int cut_all(struct rv_run *run, size_t *ret_failed)
 {
 	int ttys[run->ntargets];
-	bool hangup = run->req->keep_fd < 0 && !(run->req->flags & REVOKE_NO_HANGUP);
-	bool early = true;
-	size_t failed = 0, n = 0, group;
-
-	for (size_t t = 0; t < run->ntargets; t++) {
-		ttys[t] = hangup && S_ISCHR(run->targets[t].mode) ? grab_tty(run, t) : -1;
-		if (ttys[t] >= 0)
-			early = false;
-	}
-
+	bool hangup = run->req.keep_fd < 0 && !(run->req.flags & REVOKE_NO_HANGUP);
+	unsigned int flags = run->req.flags & REVOKE_BEST_EFFORT ? 0 : RV_CUT_ALL_OR_NOTHING;
 	_cleanup_free_ struct rv_holder **hs = calloc(run->holders.n + 1, sizeof(*hs));
 	_cleanup_free_ int *rets = calloc(run->holders.n + 1, sizeof(*rets));
+	size_t failed = 0, n = 0;
+	int r;
 
+	if (!hs || !rets)
+		return -ENOMEM;
+	for (size_t t = 0; t < run->ntargets; t++)
+		ttys[t] = hangup && S_ISCHR(run->targets[t].mode) ? grab_tty(run, t) : -1;
 	for (size_t i = 0; i < run->holders.n; i++) {
 		struct rv_holder *h = &run->holders.v[i];
 
-		if (!h->self && !h->tracee)
-			continue;
-		if (hs && rets)
+		if (h->self || h->tracee)
 			hs[n++] = h;
-		else if (!cut_outcome(h, rv_cut_holder(h, h->self ? NULL : h->tracee)))
-			failed++; /* no memory for the batch: one holder at a time */
 	}
-	/*
-	 * Every holder is stopped: from the first cut on the call is
-	 * committed, and a holder that has been cut has nothing left to wait
-	 * for. Releasing each group once it is cut shortens the pauses (the
-	 * first stopped are cut first). Not when a tty is to be hung up: that
-	 * happens while every holder is still stopped.
-	 */
-	group = early ? RV_CUT_GROUP : (n ? n : 1);
-	for (size_t off = 0; off < n; off += group) {
-		size_t m = n - off < group ? n - off : group;
-		/* The group's injected syscalls in flight together. */
-		int r = rv_cut_holders(hs + off, m, rets + off);
-
-		for (size_t k = off; k < off + m; k++) {
-			int q = r < 0 ? rv_cut_holder(hs[k], hs[k]->self ? NULL : hs[k]->tracee)
-				      : rets[k];
-
-			if (!cut_outcome(hs[k], q))
-				failed++;
+	set_phase(run, RV_PH_CUT, 0);
+	r = rv_cut_holders(hs, n, flags, rets);
+	for (size_t k = 0; r >= 0 && k < n; k++) {
+		if (rets[k] == -ESRCH && !hs[k]->self) {
+			/* Killed while being cut (SIGKILL reaches stopped
+			 * tracees): it holds nothing any more. */
+			rv_holder_clear(hs[k]);
+			continue;
 		}
-		if (early)
-			release_holders(run, hs + off, m);
+		if (rets[k] < 0) {
+			failed++;
+			if (rets[k] == -ETIMEDOUT)
+				fail_at(run, RV_PH_CUT, hs[k]->pub.pid, hs[k]->pub.reason);
+		}
 	}
-
-	/* While every holder is still stopped: a hangup reaches the open files
-	 * of the tty that no descriptor table shows (in flight, /dev/tty). It
-	 * needs CAP_SYS_ADMIN; without it the cut descriptors are all we do. */
+	/* A hangup reaches the open files of the tty that no descriptor table
+	 * shows (in flight, /dev/tty). It needs CAP_SYS_ADMIN; without it the
+	 * cut descriptors are all we do. */
 	for (size_t t = 0; t < run->ntargets; t++) {
 		if (ttys[t] < 0)
 			continue;
-		(void)ioctl(ttys[t], TIOCVHANGUP);
+		if (r >= 0)
+			(void)ioctl(ttys[t], TIOCVHANGUP);
 		safe_close(ttys[t]);
 	}
+	if (r < 0)
+		return r;
 	*ret_failed = failed;
+	return 0;
 }
+
+/* ---- the report ----------------------------------------------------------- */
 
 static int summarise(const struct rv_holder *h)
 {
@@ -530,6 +493,8 @@ static int summarise(const struct rv_holder *h)
 					  REVOKE_STATE_SKIPPED, REVOKE_STATE_FOUND,
 					  REVOKE_STATE_CUT,	REVOKE_STATE_KEPT};
 
+	if (h->uninspected)
+		return REVOKE_STATE_UNINSPECTED;
 	for (size_t s = 0; s < ARRAY_SIZE(worst_first); s++)
 		for (size_t i = 0; i < h->pub.nrefs; i++)
 			if (h->pub.refs[i].state == worst_first[s])
@@ -544,22 +509,33 @@ static int cmp_holder_pid(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-static int build_report(struct rv_run *run, int error, struct revoke_report **ret)
+static struct revoke_report *report_new(size_t ntargets, size_t nholders)
 {
-	struct revoke_report *rep;
-	size_t n = 0;
+	struct revoke_report *rep = calloc(1, sizeof(*rep));
 
-	rep = calloc(1, sizeof(*rep));
 	if (!rep)
-		return -ENOMEM;
-	rep->targets = calloc(run->ntargets, sizeof(*rep->targets));
-	rep->holders = calloc(run->holders.n ? run->holders.n : 1, sizeof(*rep->holders));
+		return NULL;
+	rep->targets = calloc(ntargets ? ntargets : 1, sizeof(*rep->targets));
+	rep->holders = calloc(nholders ? nholders : 1, sizeof(*rep->holders));
 	if (!rep->targets || !rep->holders) {
 		free(rep->targets);
 		free(rep->holders);
 		free(rep);
-		return -ENOMEM;
+		return NULL;
 	}
+	rep->sz = sizeof(*rep);
+	rep->holder_size = sizeof(struct revoke_holder);
+	rep->ref_size = sizeof(struct revoke_ref);
+	return rep;
+}
+
+static int build_report(struct rv_run *run, int error, struct revoke_report **ret)
+{
+	struct revoke_report *rep = report_new(run->ntargets, run->holders.n);
+	size_t n = 0;
+
+	if (!rep)
+		return -ENOMEM;
 	rep->ntargets = run->ntargets;
 	for (size_t t = 0; t < run->ntargets; t++) {
 		rep->targets[t] = (struct revoke_target){
@@ -574,9 +550,13 @@ static int build_report(struct rv_run *run, int error, struct revoke_report **re
 		struct rv_holder *h = &run->holders.v[i];
 
 		/* Holders that exited or dropped the file in the meantime. */
-		if (h->pub.nrefs == 0 && !h->pub.error)
+		if (h->pub.nrefs == 0 && !h->pub.error && !h->uninspected)
 			continue;
 		h->pub.state = summarise(h);
+		if (h->uninspected) {
+			h->pub.error = EACCES;
+			rep->nuninspected++;
+		}
 		rep->holders[n++] = h->pub;
 		h->pub.refs = NULL;
 		h->pub.nrefs = 0;
@@ -588,11 +568,19 @@ static int build_report(struct rv_run *run, int error, struct revoke_report **re
 	rep->engine = run->engine;
 	rep->discovery = run->discovery;
 	rep->error = error < 0 ? -error : 0;
-	rep->elapsed_ns = rv_now_ns() - run->start_ns;
+	rep->elapsed_ns = rv_now_ns() - run->budget.start_ns;
 	rep->max_stopped_ns = run->max_stopped_ns;
+	rep->timeout_ns = run->budget.timeout_ns;
+	if (error < 0) {
+		rep->failed_phase = run->failed_phase;
+		rep->failed_pid = run->failed_pid;
+		memcpy(rep->failed_detail, run->failed_detail, sizeof(rep->failed_detail));
+	}
 	*ret = rep;
 	return 0;
 }
+
+/* ---- the native engine ------------------------------------------------- */
 
 /*
  * A fresh descriptor of tty target T for the native engine's hangup, or < 0.
@@ -610,7 +598,7 @@ static int native_tty(const struct rv_run *run, size_t t)
 	char link[64];
 	int fd;
 
-	if (run->req->keep_fd >= 0 || (run->req->flags & REVOKE_NO_HANGUP) || !S_ISCHR(tg->mode) ||
+	if (run->req.keep_fd >= 0 || (run->req.flags & REVOKE_NO_HANGUP) || !S_ISCHR(tg->mode) ||
 	    major(tg->rdev) == 5)
 		return -1;
 	for (size_t i = 0; i < run->holders.n && !held; i++) {
@@ -673,7 +661,7 @@ static int native_revoke_target(struct rv_run *run, size_t t)
 		r = rv_native_frevoke(tg->path_fd);
 		if (r != -EBADF || attempt == 3)
 			return r == -EBADF ? -EBUSY : r;
-		r = target_reopen(run->req, tg);
+		r = target_reopen(&run->req, tg);
 		if (r < 0)
 			return r;
 	}
@@ -684,63 +672,22 @@ static int run_native(struct rv_run *run)
 	int r = 0;
 
 	run->engine = REVOKE_ENGINE_SYSCALL;
+	classify_all(run, true);
+	set_phase(run, RV_PH_CUT, 0);
 	for (size_t t = 0; t < run->ntargets && r >= 0; t++)
-		r = run->req->fd >= 0 ? rv_native_frevoke(run->req->fd)
-				      : native_revoke_target(run, t);
-	for (size_t i = 0; i < run->holders.n; i++)
-		holder_mark(&run->holders.v[i], REVOKE_STATE_FOUND,
-			    r < 0 ? REVOKE_STATE_FAILED : REVOKE_STATE_CUT, r < 0 ? -r : 0);
+		r = run->req.fd >= 0 ? rv_native_frevoke(run->req.fd)
+				     : native_revoke_target(run, t);
+	/* The kernel reaches every open file, in flight ones too. */
+	mark_all(run, REVOKE_STATE_UNREACHABLE, REVOKE_STATE_FOUND, 0);
+	mark_all(run, REVOKE_STATE_FOUND, r < 0 ? REVOKE_STATE_FAILED : REVOKE_STATE_CUT,
+		 r < 0 ? -r : 0);
 	return r;
 }
 
-static int run_ptrace(struct rv_run *run)
+/* ---- the userspace engine ------------------------------------------------ */
+
+static int refuse(struct rv_run *run)
 {
-	bool best_effort = run->req->flags & REVOKE_BEST_EFFORT;
-	size_t unreachable = 0, not_stopped = 0, not_cut = 0;
-	_cleanup_close_ int lock = -1;
-	int r;
-
-	run->engine = REVOKE_ENGINE_PTRACE;
-	for (size_t i = 0; i < run->holders.n; i++)
-		unreachable += classify_holder(run, &run->holders.v[i]);
-	if (unreachable && !best_effort)
-		goto refuse;
-
-	/* Held until the end of the call (closed on return). */
-	lock = rv_engine_lock(run->start_ns + (run->deadline_ns - run->start_ns) / 2);
-	if (lock == -ETIMEDOUT) {
-		for (size_t i = 0; i < run->holders.n; i++)
-			holder_mark(&run->holders.v[i], REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED,
-				    0);
-		return -ETIMEDOUT;
-	}
-
-	r = stop_until_stable(run, &not_stopped);
-	if (r < 0) {
-		release_all(run);
-		for (size_t i = 0; i < run->holders.n; i++)
-			holder_mark(&run->holders.v[i], REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED,
-				    0);
-		return r;
-	}
-	/* The rescans replaced refs of stopped holders: classify them again. */
-	unreachable = 0;
-	for (size_t i = 0; i < run->holders.n; i++)
-		unreachable += classify_holder(run, &run->holders.v[i]);
-	if ((unreachable || not_stopped) && !best_effort)
-		goto refuse;
-
-	for (size_t i = 0; i < run->holders.n; i++) {
-		struct rv_holder *h = &run->holders.v[i];
-
-		if (h->pub.error)
-			holder_mark(h, REVOKE_STATE_FOUND, REVOKE_STATE_FAILED, h->pub.error);
-	}
-	cut_all(run, &not_cut);
-	release_all(run);
-	return unreachable || not_stopped || not_cut ? -EBUSY : 0;
-
-refuse:
 	release_all(run);
 	for (size_t i = 0; i < run->holders.n; i++) {
 		struct rv_holder *h = &run->holders.v[i];
@@ -750,6 +697,49 @@ refuse:
 			    h->pub.error);
 	}
 	return -EBUSY;
+}
+
+static int run_ptrace(struct rv_run *run)
+{
+	bool best_effort = run->req.flags & REVOKE_BEST_EFFORT;
+	size_t unreachable, uninspected, not_stopped = 0, not_cut = 0;
+	int r;
+
+	run->engine = REVOKE_ENGINE_PTRACE;
+	unreachable = classify_all(run, false);
+	uninspected = count_uninspected(run);
+	/* Nothing stopped yet: refusing now touches nobody. */
+	if ((unreachable || uninspected) && !best_effort)
+		return refuse(run);
+
+	r = stop_until_stable(run, &not_stopped);
+	if (r < 0) {
+		release_all(run);
+		mark_all(run, REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED, 0);
+		return r;
+	}
+	/* The rescans replaced refs of stopped holders: classify them again. */
+	unreachable = classify_all(run, false);
+	uninspected = count_uninspected(run);
+	if ((unreachable || not_stopped || uninspected) && !best_effort)
+		return refuse(run);
+
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+
+		if (h->pub.error)
+			holder_mark(h, REVOKE_STATE_FOUND, REVOKE_STATE_FAILED, h->pub.error);
+	}
+	r = cut_all(run, &not_cut);
+	if (r == -EBUSY)
+		return refuse(run);
+	set_phase(run, RV_PH_RELEASE, 0);
+	release_all(run);
+	if (r < 0)
+		return r;
+	/* With REVOKE_BEST_EFFORT, processes that could not be looked at are
+	 * reported (state uninspected), not a failure: nothing known was left. */
+	return unreachable || not_stopped || not_cut ? -EBUSY : 0;
 }
 
 static bool native_wanted(const struct rv_request *req)
@@ -763,70 +753,203 @@ static bool native_wanted(const struct rv_request *req)
 	return true;
 }
 
-int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_report)
+/* The whole call, in the worker thread. Returns 0 or -errno; sets
+ * run->report when the targets were resolved. */
+static int work(struct rv_run *run)
 {
-	struct rv_run run = {.req = req};
+	const struct rv_request *req = &run->req;
+	const struct rv_guard guard = {&run->mu, &run->gone};
+	bool list = req->flags & REVOKE_LIST_ONLY, native;
 	struct rv_scan_opts so;
-	int r, rr;
+	pid_t owner = 0;
+	int r;
 
-	run.start_ns = rv_now_ns();
-	run.deadline_ns = run.start_ns + (uint64_t)req->timeout_ms * 1000000u;
-
-	r = resolve_targets(req, &run.targets, &run.ntargets);
+	/* First of all: frevoke's descriptor means what it means now, before
+	 * this library opens anything that could take a freed number. */
+	set_phase(run, RV_PH_RESOLVE, 0);
+	r = rv_targets_resolve(req, &guard, &run->targets, &run->ntargets);
 	if (r < 0)
 		return r;
-	r = check_permission(run.targets, run.ntargets);
-	if (r < 0)
-		goto out;
-	run.ignore_fds = calloc(run.ntargets, sizeof(int));
-	if (!run.ignore_fds) {
-		r = -ENOMEM;
-		goto out;
+	native = native_wanted(req) && rv_native_available();
+	if ((req->flags & REVOKE_ENGINE_NATIVE) && !native)
+		return -ENOSYS; /* after the lookup errors, as the syscall would */
+	r = rv_targets_check_permission(run->targets, run->ntargets);
+	if (r < 0) {
+		rv_targets_free(run->targets, run->ntargets);
+		run->targets = NULL;
+		run->ntargets = 0;
+		return r;
 	}
-	for (size_t t = 0; t < run.ntargets; t++)
-		run.ignore_fds[t] = run.targets[t].path_fd;
+	if (!list && !native) {
+		/* Before anything is looked at: a revoke by the same user that
+		 * holds the lock is stopping and cutting, and what it does is
+		 * over when we look. */
+		set_phase(run, RV_PH_LOCK, 0);
+		run->lock_fd = rv_engine_lock(rv_budget_deadline(&run->budget, RV_PH_LOCK), &owner);
+		if (run->lock_fd == -ETIMEDOUT) {
+			char detail[64] = "";
 
-	bool native = native_wanted(req) && rv_native_available();
-	if ((req->flags & REVOKE_ENGINE_NATIVE) && !native) {
-		r = -ENOSYS;
-		goto out;
+			run->lock_fd = -1;
+			if (owner > 0)
+				snprintf(detail, sizeof(detail),
+					 "another revoke by this user, pid %d", owner);
+			fail_at(run, RV_PH_LOCK, owner, detail);
+			return -ETIMEDOUT;
+		}
+		/* That revoke may have cut our own O_PATH descriptors (we held
+		 * its target): look the paths up again, same inodes only. */
+		for (size_t t = 0; req->paths && t < run->ntargets; t++)
+			if (rv_is_dead_fd(run->targets[t].path_fd)) {
+				r = target_reopen(req, &run->targets[t]);
+				if (r < 0)
+					return r;
+			}
 	}
+	run->ignore_fds = calloc(run->ntargets, sizeof(int));
+	if (!run->ignore_fds)
+		return -ENOMEM;
+	for (size_t t = 0; t < run->ntargets; t++)
+		run->ignore_fds[t] = run->targets[t].path_fd;
 
-	scan_opts(&run, &so);
+	set_phase(run, RV_PH_SCAN, 0);
+	scan_opts(run, RV_PH_SCAN, &so);
 	/* The ptrace engine reads every stopped holder again before cutting:
 	 * the first scan only needs to say who holds what. */
-	if (!native && !(req->flags & REVOKE_LIST_ONLY))
+	if (!native && !list)
 		so.flags |= RV_SCAN_NO_FDINFO;
-	r = rv_scan(run.targets, run.ntargets, &so, &run.holders);
+	r = rv_scan(run->targets, run->ntargets, &so, &run->holders);
+	if (r == -ETIMEDOUT)
+		fail_at(run, RV_PH_SCAN, 0, "");
 	if (r < 0)
-		goto report;
-	run.discovery = r;
-	r = 0;
+		return r;
+	run->discovery = r;
+	if (abandoned(run))
+		return -ECANCELED;
 
-	if (req->flags & REVOKE_LIST_ONLY)
-		goto report;
-	if (native) {
-		for (size_t i = 0; i < run.holders.n; i++)
-			classify_holder(&run, &run.holders.v[i]);
-		/* The kernel reaches every open file, in flight ones too. */
-		for (size_t i = 0; i < run.holders.n; i++)
-			holder_mark(&run.holders.v[i], REVOKE_STATE_UNREACHABLE, REVOKE_STATE_FOUND,
-				    0);
-		r = run_native(&run);
-	} else
-		r = run_ptrace(&run);
+	/* A listing that could not look everywhere is no proof that nobody
+	 * holds the file. */
+	if (list)
+		return count_uninspected(run) && !(req->flags & REVOKE_BEST_EFFORT) ? -EBUSY : 0;
+	if (native)
+		return run_native(run);
+	return run_ptrace(run);
+}
 
-report:
-	if (ret_report) {
-		rr = build_report(&run, r, ret_report);
+static void run_free(struct rv_run *run)
+{
+	if (!run)
+		return;
+	release_all(run);
+	rv_bpf_free(run->bpf);
+	free(run->ignore_fds);
+	rv_holders_free(&run->holders);
+	rv_targets_free(run->targets, run->ntargets);
+	revoke_report_free(run->report);
+	safe_close(run->lock_fd);
+	pthread_cond_destroy(&run->cv);
+	pthread_mutex_destroy(&run->mu);
+	free(run);
+}
+
+static void *run_thread(void *arg)
+{
+	struct rv_run *run = arg;
+	struct revoke_report *rep = NULL;
+	int r = work(run), rr;
+	bool gone;
+
+	/* Everything stopped is released before the caller hears of it. */
+	release_all(run);
+	if (run->targets && run->want_report) {
+		rr = build_report(run, r, &rep);
 		if (rr < 0 && r == 0)
 			r = rr;
 	}
-out:
-	release_all(&run);
-	rv_bpf_free(run.bpf);
-	free(run.ignore_fds);
-	rv_holders_free(&run.holders);
-	targets_free(run.targets, run.ntargets);
+	pthread_mutex_lock(&run->mu);
+	run->result = r;
+	run->report = rep;
+	run->done = true;
+	gone = run->gone;
+	pthread_cond_signal(&run->cv);
+	pthread_mutex_unlock(&run->mu);
+	if (gone)
+		run_free(run);
+	/* Whatever is still traced (a holder inside a program past the
+	 * deadline) is detached as this thread exits. */
+	return NULL;
+}
+
+/* The report of a call the caller stopped waiting for. */
+static int timeout_report(struct rv_run *run, struct revoke_report **ret)
+{
+	struct revoke_report *rep = report_new(0, 0);
+
+	if (!rep)
+		return -ENOMEM;
+	rep->error = ETIMEDOUT;
+	rep->elapsed_ns = rv_now_ns() - run->budget.start_ns;
+	rep->timeout_ns = run->budget.timeout_ns;
+	rep->failed_phase = run->phase;
+	rep->failed_pid = run->busy;
+	*ret = rep;
+	return 0;
+}
+
+int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_report)
+{
+	struct rv_run *run = calloc(1, sizeof(*run));
+	pthread_condattr_t ca;
+	pthread_attr_t pa;
+	pthread_t th;
+	struct timespec until;
+	uint64_t end;
+	int r;
+
+	if (!run)
+		return -ENOMEM;
+	run->req = *req;
+	run->want_report = ret_report != NULL;
+	run->lock_fd = -1;
+	run->budget = (struct rv_budget){.start_ns = rv_now_ns(),
+					 .timeout_ns = (uint64_t)req->timeout_ms * 1000000u};
+	pthread_mutex_init(&run->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&run->cv, &ca);
+	pthread_condattr_destroy(&ca);
+
+	pthread_attr_init(&pa);
+	pthread_attr_setstacksize(&pa, 1u << 20);
+	r = -pthread_create(&th, &pa, run_thread, run);
+	pthread_attr_destroy(&pa);
+	if (r < 0) {
+		run_free(run);
+		return r;
+	}
+
+	end = rv_budget_hard_end(&run->budget);
+	until = (struct timespec){.tv_sec = (time_t)(end / 1000000000u),
+				  .tv_nsec = (long)(end % 1000000000u)};
+	pthread_mutex_lock(&run->mu);
+	while (!run->done)
+		if (pthread_cond_timedwait(&run->cv, &run->mu, &until) == ETIMEDOUT)
+			break;
+	if (!run->done) {
+		/* Stuck in the kernel (a lookup on a hung server): the thread
+		 * finishes whenever it can, changes nothing more, and frees
+		 * everything itself. */
+		run->gone = true;
+		if (ret_report)
+			(void)timeout_report(run, ret_report);
+		pthread_mutex_unlock(&run->mu);
+		pthread_detach(th);
+		return -ETIMEDOUT;
+	}
+	pthread_mutex_unlock(&run->mu);
+	pthread_join(th, NULL);
+	r = run->result;
+	if (ret_report && run->report)
+		*ret_report = TAKE_PTR(run->report);
+	run_free(run);
 	return r;
 }

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "revoke.h"
+#include "stub/stub-abi.h"
 #include "util.h"
 
 #define RV_DEFAULT_TIMEOUT_MS 5000
@@ -48,6 +49,9 @@ struct rv_holder {
 	int pidfd; /* from scan time on, guards against pid reuse; -1 if none */
 	bool self; /* the calling process */
 	bool zombie_leader;
+	/* Its descriptors or mappings could not be looked at (another user's
+	 * process, a non-dumpable one): it may hold a target. No refs. */
+	bool uninspected;
 	int seccomp;		  /* Seccomp: from status */
 	pid_t tracer;		  /* TracerPid: from status */
 	char state;		  /* State: letter from status ('T' stopped, 'D'...) */
@@ -138,6 +142,10 @@ struct rv_proc_status {
 	pid_t tracer;
 	int seccomp;
 	pid_t nspid_inner; /* last NSpid: entry */
+	pid_t ppid;
+	/* SigPnd, ShdPnd, SigBlk, SigIgn, SigCgt (bit N-1 = signal N) */
+	bool have_sigsets;
+	uint64_t sig_pnd, shd_pnd, sig_blk, sig_ign, sig_cgt;
 };
 int rv_parse_status(const char *text, struct rv_proc_status *ret);
 
@@ -167,6 +175,16 @@ struct rv_maps_entry {
 };
 /* Parses one line of /proc/PID/maps (without the newline). */
 int rv_parse_maps_line(const char *line, struct rv_maps_entry *ret);
+
+/* One line of /proc/locks ("1: FLOCK  ADVISORY  WRITE 123 fe:00:4567 0 EOF";
+ * blocked waiters have "->" after the number). */
+struct rv_lock_entry {
+	pid_t pid;
+	unsigned int dev_major, dev_minor;
+	uint64_t ino;
+	bool flock; /* FLOCK, else POSIX, OFDLCK, LEASE... */
+};
+int rv_parse_locks_line(const char *line, struct rv_lock_entry *ret);
 
 /* Checked decimal parser for /proc names: 0 ok, -EINVAL otherwise. */
 int rv_parse_int(const char *s, int *ret);
@@ -215,43 +233,85 @@ void rv_tracees_release(struct rv_tracee **ts, size_t n);
  * doubling to ~1 ms; false once DEADLINE passed. */
 bool rv_ptrace_backoff(unsigned int *n, uint64_t deadline);
 
-/* Run one syscall in the tracee. The int says whether injection worked;
- * *ret_result is the tracee's raw result (-errno on its failure). */
+/* ---- programs for the stub (tracee/prog.c) -------------------------------- */
+
+/*
+ * What the engine asks a holder to do, as a list of syscalls the stub runs
+ * in one go (stub/stub-abi.h): ops, and data they point at. rv_prog_add
+ * returns the op's index (for ref/subst of later ops) or -errno;
+ * rv_prog_data copies LEN bytes (BUF NULL: zeros) and returns their offset;
+ * rv_prog_arg_is_data turns arg ARG of op OP from that offset into the
+ * data's address in the holder.
+ */
+#define RV_PROG_MAX_OPS	 512
+#define RV_PROG_MAX_DATA 16384
+
+struct rv_prog {
+	struct rv_op *ops;
+	uint8_t *data_args; /* per op: bit a set when args[a] is a data offset */
+	size_t nops, cap;
+	uint8_t *data;
+	size_t data_len, data_cap;
+	/* After a run: */
+	bool done;  /* the stub reached the program's end */
+	int failed; /* the op that ended it early (RV_OPF_REQUIRED), or -1 */
+};
+
+struct rv_prog *rv_prog_new(void);
+void rv_prog_free(struct rv_prog *p);
+int rv_prog_add(struct rv_prog *p, int kind, long nr, const long args[6], unsigned int flags,
+		int ref, int subst);
+int rv_prog_data(struct rv_prog *p, const void *buf, size_t len);
+void rv_prog_arg_is_data(struct rv_prog *p, int op, int arg);
+/* Run P in the calling process itself, with the stub's semantics. */
+void rv_prog_run_local(struct rv_prog *p);
+/* An op's result after a run (*RET_RAN: it ran), -ENOEXEC if it did not. */
+long rv_prog_result(const struct rv_prog *p, int op, bool *ret_ran);
+
+/*
+ * Run PROGS[i] in the stopped TS[i] (NULL entries skipped), all at once, one
+ * stop each. RET[i]: 0, the program ran (its results are in it; the tracee
+ * is stopped again, exactly as before but for what the program did); or
+ * -errno: -ENOSPC, -EOPNOTSUPP... it did not start and nothing changed;
+ * -ETIMEDOUT, it did not end by the tracee's deadline (it ends and goes
+ * home by itself); -ESRCH, the holder died; -EFAULT, the program faulted
+ * and was stopped there. rv_tracee_why() says why in words.
+ */
+int rv_tracees_run(struct rv_tracee **ts, struct rv_prog **progs, size_t n, int *ret);
+/*
+ * The first half of rv_tracees_run on its own: every program placed in its
+ * holder's memory, nothing run. RET[i] as rv_tracees_run's for what can go
+ * wrong before anything runs. Then rv_tracees_run (PROGS NULL: the
+ * prepared ones) or rv_tracees_unprepare (every byte put back): all or
+ * nothing across holders for everything but the programs' own syscalls.
+ */
+int rv_tracees_prepare(struct rv_tracee **ts, struct rv_prog **progs, size_t n, int *ret);
+void rv_tracees_unprepare(struct rv_tracee **ts, size_t n);
+int rv_tracee_run(struct rv_tracee *t, struct rv_prog *p);
+const char *rv_tracee_why(const struct rv_tracee *t);
+
+/* One syscall in the tracee, as a program of one op. The int says whether
+ * the program ran; *ret_result is the tracee's raw result (-errno). */
 int rv_tracee_syscall(struct rv_tracee *t, long nr, long *ret_result, long a0, long a1, long a2,
 		      long a3, long a4, long a5);
 
-/*
- * rv_tracee_syscall in steps, for many tracees at once: start sets the
- * registers and resumes the injecting thread; poll looks once (no waiting)
- * whether it finished: 1 not yet, 0 done (*ret_result set), -errno as
- * rv_tracee_syscall (-ETIMEDOUT once its stop is overdue, -ESRCH it died).
- */
-int rv_tracee_syscall_start(struct rv_tracee *t, long nr, const long args[6]);
-int rv_tracee_syscall_poll(struct rv_tracee *t, long *ret_result);
-
-/* Write LEN bytes at ADDR in the tracee (memory the caller made there). */
-int rv_tracee_poke(struct rv_tracee *t, uint64_t addr, const void *data, size_t len);
-
-/* Copy LEN bytes into scratch memory of the tracee (saved and restored on
- * release); *ret_addr is the tracee address. */
-int rv_tracee_scratch(struct rv_tracee *t, const void *data, size_t len, uint64_t *ret_addr);
-
-/* Restore registers, signal masks and scratch memory, detach every thread.
- * A process that was in group-stop (SIGSTOP) is left stopped. Frees T. */
+/* Put every thread back and detach it. A process that was in group-stop
+ * (SIGSTOP) is left stopped. Frees the tracees. */
+void rv_tracees_release(struct rv_tracee **ts, size_t n);
 int rv_tracee_release(struct rv_tracee *t);
 
 /* Time this tracee has been stopped so far. */
 uint64_t rv_tracee_stopped_ns(const struct rv_tracee *t);
 
-/* The thread that runs the injected syscalls: /proc/PID/task/TID/fd shows
- * the descriptor table also when the leader is a zombie (/proc/PID/fd not). */
+/* The thread that runs the programs: /proc/PID/task/TID/fd shows the
+ * descriptor table also when the leader is a zombie (/proc/PID/fd not). */
 pid_t rv_tracee_tid(const struct rv_tracee *t);
 
 /* ---- cutting (cut.c) -------------------------------------------------- */
 
 /*
  * Cut every ref of H whose state is FOUND (KEPT/UNREACHABLE are left):
- * FD refs get a dead descriptor dup3'd over them, MAP refs a SIGBUS mapping.
+ * FD refs get a dead descriptor over them, MAP refs a SIGBUS mapping.
  * T is H's stopped tracee, or NULL for the caller itself (cut directly).
  * Sets each ref's state/error. Returns 0 when all were cut, else -errno of
  * the first failure.
@@ -260,25 +320,28 @@ int rv_cut_holder(struct rv_holder *h, struct rv_tracee *t);
 
 /*
  * rv_cut_holder for N holders at once (each with hs[i]->tracee, or the
- * caller itself when hs[i]->self), the injected syscalls of all of them in
- * flight together. ret[i] (may be NULL) gets what rv_cut_holder would
- * return for hs[i] (-ESRCH: it died meanwhile). Returns 0, or -ENOMEM
- * before anything was cut.
+ * caller itself when hs[i]->self), one program per holder, all running
+ * together. ret[i] (may be NULL) gets what rv_cut_holder would return for
+ * hs[i] (-ESRCH: it died meanwhile). Returns 0, -ENOMEM before anything was
+ * cut, or with RV_CUT_ALL_OR_NOTHING -EBUSY when some holder's program could
+ * not be placed: then nothing ran anywhere (that holder's refs FAILED with
+ * its reason, the others' still FOUND).
  */
-int rv_cut_holders(struct rv_holder **hs, size_t n, int *ret);
+#define RV_CUT_ALL_OR_NOTHING 1u
+int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags, int *ret);
 
-/* Coroutines for rv_cut_holders (arch/): switch to the stack whose sp was
- * saved in TO_SP, saving ours in *SAVE_SP; a fresh stack (TOP = one past
- * its end) is prepared so that switching to it calls ENTRY, which must
- * never return. */
-void rv_arch_switch(void **save_sp, void *to_sp);
-void *rv_arch_stack_init(void *top, void (*entry)(void));
+/* The dead descriptor: an O_PATH descriptor of a memfd of this name, made
+ * in each holder for its own use; its mappings are replaced by mappings of
+ * the same (empty) memfd. */
+#define RV_DEAD_NAME "revoked"
+/* Whether FD (of the caller) is such a dead descriptor. */
+bool rv_is_dead_fd(int fd);
 
 /* ---- one userspace revoke at a time per uid (lock.c) ------------------ */
 
 /* The lock's fd (close it to unlock), -1 when no lock can be had here (go
- * on without), or -ETIMEDOUT. */
-int rv_engine_lock(uint64_t deadline_ns);
+ * on without), or -ETIMEDOUT (*RET_OWNER: a process holding it, or 0). */
+int rv_engine_lock(uint64_t deadline_ns, pid_t *ret_owner);
 
 /* ---- native syscalls (native.c) --------------------------------------- */
 
@@ -298,8 +361,11 @@ struct rv_request {
 	int keep_fd;	    /* -1, or keep descriptors sharing this description */
 };
 
-/* Runs one request. Returns 0 or -errno; *ret_report is set whenever the
- * targets were resolved (on failure too), else left untouched. */
+/* Runs one request, bounded by its timeout whatever the kernel does (a path
+ * lookup stuck on a hung FUSE server included): the work runs in a thread
+ * of its own, which the caller stops waiting for at the end of the budget.
+ * Returns 0 or -errno; *ret_report is set whenever the targets were
+ * resolved or the call timed out (on failure too), else left untouched. */
 int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_report);
 
 /* ---- time ------------------------------------------------------------- */

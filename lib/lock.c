@@ -17,12 +17,37 @@
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-int rv_engine_lock(uint64_t deadline_ns)
+/* Who holds the flock on the file FD: its pid from /proc/locks, or 0. */
+static pid_t lock_owner(int fd)
+{
+	char line[256];
+	struct stat st;
+	pid_t pid = 0;
+	FILE *f;
+
+	if (fstat(fd, &st) < 0)
+		return 0;
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return 0;
+	while (!pid && fgets(line, sizeof(line), f)) {
+		struct rv_lock_entry e;
+
+		if (rv_parse_locks_line(line, &e) == 0 && e.ino == (uint64_t)st.st_ino &&
+		    e.dev_major == major(st.st_dev) && e.dev_minor == minor(st.st_dev))
+			pid = e.pid;
+	}
+	fclose(f);
+	return pid;
+}
+
+int rv_engine_lock(uint64_t deadline_ns, pid_t *ret_owner)
 {
 	uid_t uid = geteuid();
 	char path[64];
@@ -50,6 +75,7 @@ int rv_engine_lock(uint64_t deadline_ns)
 			return -1;
 		}
 		if (rv_now_ns() >= deadline_ns) {
+			*ret_owner = lock_owner(fd);
 			safe_close(fd);
 			return -ETIMEDOUT;
 		}

@@ -237,6 +237,31 @@ int rv_parse_status(const char *text, struct rv_proc_status *ret)
 		return r;
 	st.seccomp = r < 0 ? 0 : v;
 
+	/* PPid: (0 for the init process and kernel threads). */
+	r = key_int(text, "PPid:", &v);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	st.ppid = r < 0 ? 0 : v;
+
+	/* The signal sets, 64 bits in hex each (all present since 2.6). */
+	{
+		static const char *const keys[] = {
+		    "SigPnd:", "ShdPnd:", "SigBlk:", "SigIgn:", "SigCgt:"};
+		uint64_t *out[] = {&st.sig_pnd, &st.shd_pnd, &st.sig_blk, &st.sig_ign, &st.sig_cgt};
+		size_t found = 0;
+
+		for (size_t i = 0; i < 5; i++) {
+			p = find_key(text, keys[i]);
+			if (!p)
+				continue;
+			r = parse_u64(&p, 16, out[i]);
+			if (r < 0)
+				return r;
+			found++;
+		}
+		st.have_sigsets = found == 5;
+	}
+
 	/* NSpid: one pid per namespace level, innermost last. */
 	st.nspid_inner = st.tgid;
 	p = find_key(text, "NSpid:");
@@ -418,6 +443,55 @@ int rv_parse_maps_line(const char *line, struct rv_maps_entry *ret)
 	/* The path may hold spaces and end in " (deleted)"; it runs to the
 	 * end of the line (the kernel escapes '\n' in it). */
 	e.path = (*p && *p != '\n') ? p : NULL;
+	*ret = e;
+	return 0;
+}
+
+int rv_parse_locks_line(const char *line, struct rv_lock_entry *ret)
+{
+	struct rv_lock_entry e = {0};
+	const char *p = line;
+	uint64_t v;
+	int r;
+
+	if (!line)
+		return -EINVAL;
+	/* "N:" and, for a waiter, " ->" */
+	r = parse_u64(&p, 10, &v);
+	if (r < 0)
+		return r;
+	if (*p++ != ':')
+		return -EINVAL;
+	while (*p == ' ')
+		p++;
+	if (strncmp(p, "->", 2) == 0)
+		p += 2;
+	while (*p == ' ')
+		p++;
+	e.flock = strncmp(p, "FLOCK ", 6) == 0;
+	/* class, mode, type: three words */
+	for (int w = 0; w < 3; w++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return -EINVAL;
+		while (*p == ' ')
+			p++;
+	}
+	r = parse_int_at(&p, &e.pid);
+	if (r < 0)
+		return r;
+	if (*p++ != ' ')
+		return -EINVAL;
+	/* MAJ:MIN:INO, the numbers in hex, hex, decimal */
+	r = parse_u32_hex(&p, &e.dev_major);
+	if (r < 0 || *p++ != ':')
+		return r < 0 ? r : -EINVAL;
+	r = parse_u32_hex(&p, &e.dev_minor);
+	if (r < 0 || *p++ != ':')
+		return r < 0 ? r : -EINVAL;
+	r = parse_u64(&p, 10, &e.ino);
+	if (r < 0)
+		return r;
 	*ret = e;
 	return 0;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The public edge: the only place that converts -errno into -1/errno. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,9 +147,13 @@ _public_ const char *revoke_ref_type_name(int type)
 _public_ const char *revoke_state_name(int state)
 {
 	static const char *const names[] = {
-	    [REVOKE_STATE_FOUND] = "found",   [REVOKE_STATE_CUT] = "cut",
-	    [REVOKE_STATE_KEPT] = "kept",     [REVOKE_STATE_SKIPPED] = "skipped",
-	    [REVOKE_STATE_FAILED] = "failed", [REVOKE_STATE_UNREACHABLE] = "unreachable",
+	    [REVOKE_STATE_FOUND] = "found",
+	    [REVOKE_STATE_CUT] = "cut",
+	    [REVOKE_STATE_KEPT] = "kept",
+	    [REVOKE_STATE_SKIPPED] = "skipped",
+	    [REVOKE_STATE_FAILED] = "failed",
+	    [REVOKE_STATE_UNREACHABLE] = "unreachable",
+	    [REVOKE_STATE_UNINSPECTED] = "uninspected",
 	};
 	return name_of(names, ARRAY_SIZE(names), state);
 }
@@ -171,6 +176,51 @@ _public_ const char *revoke_discovery_name(int discovery)
 	    [REVOKE_DISC_BPF] = "bpf",
 	};
 	return name_of(names, ARRAY_SIZE(names), discovery);
+}
+
+_public_ const char *revoke_phase_name(int phase)
+{
+	static const char *const names[] = {
+	    [REVOKE_PHASE_NONE] = "none",	  [REVOKE_PHASE_RESOLVE] = "resolving",
+	    [REVOKE_PHASE_LOCK] = "waiting",	  [REVOKE_PHASE_SCAN] = "scanning",
+	    [REVOKE_PHASE_STOP] = "stopping",	  [REVOKE_PHASE_CUT] = "cutting",
+	    [REVOKE_PHASE_RELEASE] = "releasing",
+	};
+	return name_of(names, ARRAY_SIZE(names), phase);
+}
+
+/* A 1.0 report has no sz: it is the library's own, the 1.0 sizes. */
+static size_t holder_size(const struct revoke_report *r)
+{
+	return r->sz >= offsetof(struct revoke_report, holder_size) + sizeof(size_t) &&
+		       r->holder_size
+		   ? r->holder_size
+		   : sizeof(struct revoke_holder);
+}
+
+static size_t ref_size(const struct revoke_report *r)
+{
+	return r->sz >= offsetof(struct revoke_report, ref_size) + sizeof(size_t) && r->ref_size
+		   ? r->ref_size
+		   : sizeof(struct revoke_ref);
+}
+
+_public_ const struct revoke_holder *revoke_report_holder(const struct revoke_report *report,
+							  size_t i)
+{
+	if (!report || i >= report->nholders)
+		return NULL;
+	return (const struct revoke_holder *)(const void *)((const char *)report->holders +
+							    i * holder_size(report));
+}
+
+_public_ const struct revoke_ref *revoke_report_ref(const struct revoke_report *report,
+						    const struct revoke_holder *h, size_t j)
+{
+	if (!report || !h || j >= h->nrefs)
+		return NULL;
+	return (const struct revoke_ref *)(const void *)((const char *)h->refs +
+							 j * ref_size(report));
 }
 
 _public_ const char *revoke_version(void)

@@ -351,6 +351,8 @@ static int scan_fds(struct scan_worker *w, int dir, pid_t pid, int *pidfd)
 	bool self = pid == ctx->self, last;
 
 	fdd = openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fdd < 0 && rv_hidden_errno(errno))
+		w->hidden = true;
 	if (fdd < 0)
 		return rv_gone_errno(errno)	? -ESRCH
 		       : rv_hidden_errno(errno) ? 0
@@ -454,6 +456,8 @@ static int scan_maps(struct scan_worker *w, int dir, bool have_map_files)
 	char *line, *next;
 
 	len = rv_proc_read_at(w, dir, "maps");
+	if (len < 0 && rv_hidden_errno((int)-len))
+		w->hidden = true;
 	if (len < 0)
 		return rv_gone_errno((int)-len)	    ? -ESRCH
 		       : rv_hidden_errno((int)-len) ? 0
@@ -582,6 +586,7 @@ int rv_proc_scan_one(struct scan_worker *w, pid_t pid, int *pidfd, struct rv_pro
 
 	w->tmp.pub.nrefs = 0;
 	w->tmp.zombie_leader = false;
+	w->hidden = false;
 	fmt_uint(name, (unsigned int)pid);
 	pdir = openat(ctx->proc_fd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (pdir < 0)

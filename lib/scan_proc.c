@@ -139,6 +139,32 @@ int rv_proc_ctx_init(struct scan_ctx *ctx, const struct rv_target *targets, size
 	return 0;
 }
 
+/* A process whose descriptors or mappings we may not read (another user's,
+ * a non-dumpable one): it may hold a target, so it is listed as such. */
+static int add_uninspected(struct scan_worker *w, pid_t pid, const struct rv_proc_stat *st)
+{
+	struct rv_proc_status status = {0};
+	struct rv_holder *h;
+	char name[32];
+	int r;
+
+	snprintf(name, sizeof(name), "%d/status", pid);
+	r = (int)rv_proc_read_record_at(w, w->ctx->proc_fd, name);
+	if (r < 0 || rv_parse_status(w->buf, &status) < 0)
+		return r < 0 && !rv_gone_errno(-r) && !rv_hidden_errno(-r) ? r : 0;
+	h = rv_holders_add(&w->hs, pid);
+	if (!h)
+		return -ENOMEM;
+	rv_proc_take_refs(w, h);
+	h->uninspected = true;
+	h->pub.uid = status.ruid;
+	snprintf(h->pub.comm, sizeof(h->pub.comm), "%s", st->comm);
+	snprintf(h->pub.reason, sizeof(h->pub.reason),
+		 "cannot inspect its descriptors: not permitted");
+	h->state = status.state;
+	return 0;
+}
+
 /* Scans PID; when it holds a target, appends it to w->hs with its pidfd. */
 static int scan_new(struct scan_worker *w, pid_t pid)
 {
@@ -150,8 +176,12 @@ static int scan_new(struct scan_worker *w, pid_t pid)
 	int r;
 
 	r = rv_proc_scan_one(w, pid, &pidfd, &st);
-	if (r < 0 || w->tmp.pub.nrefs == 0)
+	if (r < 0)
 		return r == -ESRCH ? 0 : r;
+	if (w->hidden)
+		return add_uninspected(w, pid, &st);
+	if (w->tmp.pub.nrefs == 0)
+		return 0;
 	r = rv_holder_pidfd(pid, &pidfd, &w->ctx->pidfd_max);
 	if (r < 0)
 		return rv_gone_errno(-r) ? 0 : r;

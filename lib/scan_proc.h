@@ -58,6 +58,7 @@ struct scan_worker {
 	struct scan_ctx *ctx;
 	struct rv_holders hs;
 	struct rv_holder tmp; /* the process being scanned */
+	bool hidden;	      /* some of its entries were not ours to read */
 	char *buf;
 	size_t bufsize;
 	struct map_key *keys;

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define _public_ __attribute__((visibility("default")))
-#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _public_      __attribute__((visibility("default")))
+#define _cleanup_(f)  __attribute__((cleanup(f)))
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static inline int safe_close(int fd)
@@ -21,11 +21,17 @@ static inline int safe_close(int fd)
 	return -1;
 }
 
-static inline void closep(int *fd) { safe_close(*fd); }
-static inline void freep(void *p) { free(*(void **)p); }
+static inline void closep(int *fd)
+{
+	safe_close(*fd);
+}
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
 
 #define _cleanup_close_ _cleanup_(closep)
-#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_free_	_cleanup_(freep)
 
 /* Hand ownership out of a _cleanup_ variable. */
 #define TAKE_FD(fd)                                                                                \
@@ -42,6 +48,9 @@ static inline void freep(void *p) { free(*(void **)p); }
 	})
 
 /* -errno from the last failed libc call, never 0. */
-static inline int negative_errno(void) { return errno > 0 ? -errno : -EIO; }
+static inline int negative_errno(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
 
 #endif

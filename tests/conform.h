@@ -403,6 +403,10 @@ static inline int revoke_explained(const char *path)
 
 	r = revoke_ex(&path, 1, NULL, &rep);
 	e = errno;
+	if (r < 0 && rep)
+		fprintf(stderr, "  failed %s (%s), while %s pid %d %s after %.3f s\n",
+			strerror(rep->error), strerror(e), revoke_phase_name(rep->failed_phase),
+			(int)rep->failed_pid, rep->failed_detail, rep->elapsed_ns / 1e9);
 	for (size_t i = 0; r < 0 && rep && i < rep->nholders; i++) {
 		const struct revoke_holder *h = &rep->holders[i];
 

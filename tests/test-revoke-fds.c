@@ -438,16 +438,44 @@ static void other_uid_holder_cut(void)
 	CHECK_EBADF(r, "read in a holder of uid 65534");
 }
 
+/*
+ * As uid 65534: its own child is a holder it can cut, but the processes of
+ * other users (root's, this test's own) may hold the file too, and it cannot
+ * look at them. Without best effort: EBUSY, nothing touched, each of them in
+ * the report as uninspected. With it: the child is cut, the others listed.
+ */
 static void nobody_cuts_own_child(void *arg)
 {
+	const char *path = "/tmp/mine/file";
+	struct revoke_opts o = {.sz = sizeof(o), .keep_fd = -1};
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
 	struct victim v;
 	struct victim_res r;
-	int fd;
+	int fd, ret;
 
 	(void)arg;
 	victim_start(&v);
-	fd = victim_open(&v, "/tmp/mine/file", O_RDONLY);
-	CHECK(test_revoke("/tmp/mine/file") == 0, "revoke as the file's unprivileged owner: %m");
+	fd = victim_open(&v, path, O_RDONLY);
+	ret = revoke_ex(&path, 1, &o, &rep);
+	CHECK(ret == -1 && errno == EBUSY, "revoke as the unprivileged owner: %d (%m), want EBUSY",
+	      ret);
+	CHECK(rep && rep->nuninspected > 0, "no process reported as not inspected");
+	h = NULL;
+	for (size_t i = 0; rep && i < rep->nholders; i++)
+		if (rep->holders[i].pid == getppid())
+			h = &rep->holders[i];
+	CHECK(h && h->state == REVOKE_STATE_UNINSPECTED && h->nrefs == 0 && h->error == EACCES,
+	      "root's process %d not reported as uninspected", getppid());
+	revoke_report_free(rep);
+	r = victim_read(&v, fd, 1);
+	CHECK(r.ret == 1, "the child's descriptor changed though the call failed");
+
+	o.flags = REVOKE_BEST_EFFORT;
+	ret = revoke_ex(&path, 1, &o, &rep);
+	CHECK(ret == 0, "best-effort revoke as the unprivileged owner: %m");
+	CHECK(rep && rep->nuninspected > 0, "best effort: uninspected processes not reported");
+	revoke_report_free(rep);
 	r = victim_read(&v, fd, 1);
 	CHECK_EBADF(r, "read in the owner's child");
 }

@@ -10,6 +10,7 @@
 #include <ftw.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -298,38 +299,63 @@ static void t_holders_exit_during(void)
 /* ---- a holder that exits while stopped: killed by a thread of the test ---- */
 
 static pid_t g_kill_pid;
+static atomic_bool g_revoke_done, g_killed_traced;
 
+/* Kills the holder as soon as it is seen traced (or once the revoke is
+ * over, if the stop was too short to be seen). */
 static void *killer(void *arg)
 {
 	(void)arg;
-	wait_traced(g_kill_pid);
+	for (int i = 0; i < 100000 && !atomic_load(&g_revoke_done); i++) {
+		if (engine_native() || proc_status_field(g_kill_pid, "TracerPid") > 0) {
+			atomic_store(&g_killed_traced, !engine_native());
+			break;
+		}
+		usleep(50);
+	}
 	kill(g_kill_pid, SIGKILL);
 	return NULL;
 }
 
+#define NOTHERS 24
+
 static void t_holder_killed_during(void)
 {
-	struct victim a, b;
+	struct victim a, b[NOTHERS];
+	int landed = 0;
 	pthread_t t;
 	int r;
 
 	make_scratch();
 	make_file(tpath, "hello", 0);
-	for (int round = 0; round < 5; round++) {
+	for (int round = 0; round < 8; round++) {
 		a = spawn(holder_main);
 		recv_msg(&a);
-		b = spawn(holder_main);
-		recv_msg(&b);
+		/* Others, so that the call lasts long enough for the kill to land
+		 * while the holder is stopped. */
+		for (int i = 0; i < NOTHERS; i++) {
+			b[i] = spawn(holder_main);
+			recv_msg(&b[i]);
+		}
 		g_kill_pid = a.pid;
+		atomic_store(&g_revoke_done, false);
+		atomic_store(&g_killed_traced, false);
 		CHECK(pthread_create(&t, NULL, killer, NULL) == 0, "pthread_create");
 		r = revoke_explained(tpath);
+		atomic_store(&g_revoke_done, true);
 		pthread_join(t, NULL);
 		CHECK(r == 0, "round %d: revoke: %s", round, strerror(errno));
-		CHECK_CUT(&b);
+		landed += atomic_load(&g_killed_traced);
+		for (int i = 0; i < NOTHERS; i++) {
+			CHECK_CUT(&b[i]);
+			CHECK(proc_status_field(b[i].pid, "TracerPid") == 0, "holder left traced");
+			send_msg(b[i].sock, MSG(CMD_QUIT));
+			close(b[i].sock);
+		}
 		close(a.sock);
-		send_msg(b.sock, MSG(CMD_QUIT));
-		close(b.sock);
 	}
+	if (!engine_native())
+		CHECK(landed > 0, "the kill never landed while the holder was stopped (8 rounds)");
 }
 
 /* ---- two callers revoking the same file at once ---- */

@@ -174,26 +174,57 @@ static void check_cut_fds(void (*fn)(int in, int out), const char *want_link)
 	CHECK(strcmp(c.link, want_link) == 0, "dead fd is '%s', want '%s'", c.link, want_link);
 }
 
+/* The dead descriptor is the holder's own memfd "revoked", never a file
+ * anyone else uses (/dev/null was, and revoking a dead descriptor then
+ * reached every process's /dev/null). */
+#define DEAD_LINK "/memfd:revoked (deleted)"
+
 static void test_cut_fds(void)
 {
-	check_cut_fds(v_fd_checks, "/dev/null");
+	check_cut_fds(v_fd_checks, DEAD_LINK);
 }
 
-static void check_cut_fds_fallback(void (*fn)(int in, int out))
-{
-	char exe[256] = "";
-
-	CHECK(readlink("/proc/self/exe", exe, sizeof(exe) - 1) > 0, "readlink: %m");
-	check_cut_fds(fn, exe);
-}
-
+/* Nothing in /dev is needed, whatever the holder's mount namespace has there. */
 static void test_cut_fds_no_devnull(void)
 {
-	check_cut_fds_fallback(v_fd_checks_no_devnull);
+	check_cut_fds(v_fd_checks_no_devnull, DEAD_LINK);
 }
 static void test_cut_fds_dir_devnull(void)
 {
-	check_cut_fds_fallback(v_fd_checks_dir_devnull);
+	check_cut_fds(v_fd_checks_dir_devnull, DEAD_LINK);
+}
+
+/* Without /proc in the holder's mount namespace the dead descriptor cannot
+ * be made: the cut fails before touching anything, and says so. */
+static void v_hold_no_proc(int in, int out)
+{
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", "/proc", "tmpfs", 0, NULL) < 0)
+		_exit(4);
+	v_hold_fd(in, out);
+}
+
+static void test_no_proc_changes_nothing(void)
+{
+	struct victim v;
+	struct revoke_ref ref = {.type = REVOKE_REF_FD};
+	struct rv_holder h;
+	struct rv_tracee *t;
+	int fd, rep[2], r;
+
+	v_fd = make_tmpfile(4096, 'a');
+	victim_start(&v, v_hold_no_proc);
+	xread(v.out, &fd, sizeof(fd));
+	t = stop(v.pid);
+	ref.fd = fd;
+	h = holder(v.pid, &ref, 1);
+	r = rv_cut_holder(&h, t);
+	CHECK(r == -ENOENT && ref.state == REVOKE_STATE_FAILED && ref.error == ENOENT,
+	      "cut = %d, state %d, error %d", r, ref.state, ref.error);
+	release(t);
+	xwrite(v.in, "x", 1);
+	xread(v.out, rep, sizeof(rep));
+	CHECK(rep[0] >= 0, "read on the untouched fd gave %d (%s)", rep[0], strerror(rep[1]));
 }
 
 static sigjmp_buf fault_jmp;
@@ -534,7 +565,7 @@ static void test_batch_cut(void)
 	CHECK(kill(v[killed].pid, SIGKILL) == 0, "kill: %m");
 	CHECK(waitid(P_PID, v[killed].pid, &si, WEXITED | WNOWAIT) == 0, "waitid: %m");
 
-	r = rv_cut_holders(hp, NBATCH + 1, rets);
+	r = rv_cut_holders(hp, NBATCH + 1, 0, rets);
 	CHECK(r == 0, "rv_cut_holders = %d", r);
 	for (int i = 0; i <= NBATCH; i++) {
 		if (i == killed) {
@@ -580,7 +611,7 @@ static void test_batch_cut(void)
 			      c.mm);
 			CHECK(c.getfd_a == FD_CLOEXEC && c.getfd_b == 0, "victim %d: F_GETFD %d %d",
 			      i, c.getfd_a, c.getfd_b);
-			CHECK(strcmp(c.link, "/dev/null") == 0, "victim %d: dead fd is '%s'", i,
+			CHECK(strcmp(c.link, DEAD_LINK) == 0, "victim %d: dead fd is '%s'", i,
 			      c.link);
 		}
 	}
@@ -589,7 +620,8 @@ static void test_batch_cut(void)
 TEST_MAIN("unit-cut", {"seccomp_victim_survives", test_seccomp_victim_survives, 10},
 	  {"seccomp_needs_cap_sys_admin", test_seccomp_needs_cap_sys_admin, 10},
 	  {"cut_fds", test_cut_fds, 10}, {"cut_fds_no_devnull", test_cut_fds_no_devnull, 10},
-	  {"cut_fds_dir_devnull", test_cut_fds_dir_devnull, 10}, {"cut_map", test_cut_map, 10},
+	  {"cut_fds_dir_devnull", test_cut_fds_dir_devnull, 10},
+	  {"no_proc_changes_nothing", test_no_proc_changes_nothing, 10}, {"cut_map", test_cut_map, 10},
 	  {"threads", test_threads, 10}, {"zombie_leader_cut", test_zombie_leader_cut, 10},
 	  {"self_cut", test_self_cut, 10},
 	  {"self_cut_seccomp_errno", test_self_cut_seccomp_errno, 10},

@@ -10,6 +10,8 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <locale.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,7 +24,22 @@
 
 #include "cli.h"
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE    2
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The signals held back during the call, and the mask to go back to. */
+static sigset_t held_back;
+static bool held;
+
+/* A signal that arrived during the call now takes its course (usually the
+ * end of the process, by that signal, as the caller expects). */
+static void deliver_held_signals(void)
+{
+	if (held) {
+		held = false;
+		sigprocmask(SIG_SETMASK, &held_back, NULL);
+	}
+}
 
 /* The first write error on stdout, reported once by close_stdout(). */
 static int stdout_errno;
@@ -231,6 +248,11 @@ static void report_holders(const struct cli *cli, const struct revoke_report *re
 		char comm[4 * sizeof(h->comm) + 1], what[96];
 
 		comm_safe(h->comm, comm, sizeof(comm));
+		if (h->state == REVOKE_STATE_UNINSPECTED) {
+			warnx_("pid %d (%s, uid %u): %s", (int)h->pid, comm, (unsigned)h->uid,
+			       h->reason[0] ? h->reason : "could not be inspected");
+			continue;
+		}
 		if (h->error || h->reason[0]) {
 			const char *why = holder_error_string(h);
 			const char *verb = cli->list ? "" : "not stopped: ";
@@ -264,11 +286,46 @@ static void report_holders(const struct cli *cli, const struct revoke_report *re
 	free(order);
 }
 
+/* "timed out after 5.0 s stopping pid 123 (state D)" */
+static const char *timeout_text(const struct revoke_report *rep, char *buf, size_t size)
+{
+	static const char *const doing[] = {
+	    [REVOKE_PHASE_RESOLVE] = "looking the path up",
+	    [REVOKE_PHASE_LOCK] = "waiting for another revoke",
+	    [REVOKE_PHASE_SCAN] = "finding the holders",
+	    [REVOKE_PHASE_STOP] = "stopping",
+	    [REVOKE_PHASE_CUT] = "cutting",
+	    [REVOKE_PHASE_RELEASE] = "releasing",
+	};
+	bool have = rep->sz >= offsetof(struct revoke_report, failed_detail) + 1;
+	int ph = have ? rep->failed_phase : 0;
+	const char *what = ph > 0 && (size_t)ph < ARRAY_SIZE(doing) ? doing[ph] : NULL;
+	size_t n;
+
+	n = (size_t)snprintf(buf, size, "timed out after %.1f s",
+			     (have ? rep->timeout_ns : rep->elapsed_ns) / 1e9);
+	if (what && n < size)
+		n += (size_t)snprintf(buf + n, size - n, " %s", what);
+	if (have && rep->failed_pid > 0 && n < size)
+		n +=
+		    (size_t)snprintf(buf + n, size - n, "%s pid %d",
+				     ph == REVOKE_PHASE_STOP || ph == REVOKE_PHASE_CUT ? "" : " by",
+				     (int)rep->failed_pid);
+	if (have && rep->failed_detail[0] && n < size)
+		snprintf(buf + n, size - n, " (%s)", rep->failed_detail);
+	return buf;
+}
+
 /* One line per target that was not (fully) revoked or listed. */
 static void report_targets(const struct cli *cli, const struct revoke_report *rep, int err,
 			   bool best_effort)
 {
+	size_t uninspected =
+	    rep->sz >= offsetof(struct revoke_report, nuninspected) + sizeof(size_t)
+		? rep->nuninspected
+		: 0;
 	bool any_foreign = false;
+	char tbuf[256];
 
 	for (size_t t = 0; t < rep->ntargets; t++)
 		any_foreign |= rep->targets[t].uid != geteuid();
@@ -290,7 +347,15 @@ static void report_targets(const struct cli *cli, const struct revoke_report *re
 
 		if (err == EPERM && any_foreign && rep->targets[t].uid == geteuid())
 			continue; /* name only the files the caller does not own */
-		if (cli->list)
+		if (err == ETIMEDOUT)
+			warnx_("%s: %s%s", path, cli->list ? "" : "not revoked: ",
+			       timeout_text(rep, tbuf, sizeof(tbuf)));
+		else if (err == EBUSY && uninspected && !bad && !best_effort)
+			warnx_("%s: %s%zu process%s could not be inspected and may hold it (see "
+			       "--best-effort)",
+			       path, cli->list ? "" : "not revoked: ", uninspected,
+			       uninspected == 1 ? "" : "es");
+		else if (cli->list)
 			warnx_("%s: %s", path, strerror(err));
 		else if (err != EBUSY)
 			warnx_("%s: not revoked: %s", path, strerror(err));
@@ -450,18 +515,33 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* A Ctrl-C, a SIGTERM from a service manager, a hangup or a closed
+	 * pipe must not cut the call short: holders are stopped and being cut.
+	 * Held back until the call is over (it is bounded by --timeout), then
+	 * acted upon as usual once the report is out. */
+	{
+		sigset_t hold;
+
+		sigemptyset(&hold);
+		sigaddset(&hold, SIGINT);
+		sigaddset(&hold, SIGTERM);
+		sigaddset(&hold, SIGHUP);
+		sigaddset(&hold, SIGPIPE);
+		sigprocmask(SIG_BLOCK, &hold, &held_back);
+		held = true;
+	}
 	r = revoke_ex((const char *const *)(argv + optind), npaths, &opts, &rep);
 	err = r < 0 ? errno : 0;
 	if (r < 0 && err == 0)
 		err = EIO;
 
 	if (!rep) {
-		if (r < 0) {
+		if (r < 0)
 			report_lookup_failure(argv + optind, npaths, opts.flags & REVOKE_NOFOLLOW,
 					      err);
-			return EXIT_FAILURE;
-		}
-		warnx_("%s", "the library returned no report");
+		else
+			warnx_("%s", "the library returned no report");
+		deliver_held_signals();
 		return EXIT_FAILURE;
 	}
 
@@ -489,5 +569,6 @@ int main(int argc, char **argv)
 
 	if (close_stdout() < 0)
 		ret = EXIT_FAILURE;
+	deliver_held_signals();
 	return ret;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The architecture interface: the only knowledge of registers and of the
- * syscall instruction. One lib/arch/<arch>.c implements it; the build picks it.
+ * The architecture interface: the only knowledge of registers, of the
+ * syscall instruction and of the signal frame. One lib/arch/<arch>.c
+ * implements it (and <arch>-stub.h for the stub); the build picks it.
  */
 #ifndef REVOKE_ARCH_H
 #define REVOKE_ARCH_H
@@ -22,6 +23,8 @@ int rv_arch_set_regs(pid_t tid, const struct rv_regs *r);
 
 /* The syscall number the thread is stopped in, or -1 when not in a syscall. */
 long rv_arch_syscall_nr(const struct rv_regs *r);
+/* Argument I (0-5) of the syscall the thread is in. */
+long rv_arch_syscall_arg(const struct rv_regs *r, unsigned int i);
 uint64_t rv_arch_ip(const struct rv_regs *r);
 uint64_t rv_arch_sp(const struct rv_regs *r);
 void rv_arch_set_ip(struct rv_regs *r, uint64_t ip);
@@ -33,6 +36,9 @@ bool rv_arch_is_native(const struct rv_regs *r);
  * kernel's restart logic off for it. */
 void rv_arch_prepare_syscall(struct rv_regs *r, uint64_t ip, long nr, const long args[6]);
 long rv_arch_syscall_result(const struct rv_regs *r);
+/* Make the thread's syscall return RESULT instead of restarting (an
+ * interrupted epoll_wait that the engine completes). */
+void rv_arch_set_syscall_result(struct rv_regs *r, long result);
 /* Mark R as not inside a syscall, so that the kernel's restart logic leaves
  * it alone when the thread goes on from a stop. */
 void rv_arch_clear_syscall(struct rv_regs *r);
@@ -45,5 +51,33 @@ uint64_t rv_arch_syscall_site(const struct rv_regs *r);
 
 /* Bytes below the stack pointer the ABI reserves (x86_64 red zone: 128). */
 extern const size_t rv_arch_red_zone;
+
+/* ---- the stub's way home (lib/tracee/infect.c) -------------------------- */
+
+/* The thread's FPU/vector state as the signal frame wants it; *LEN in: the
+ * buffer's size, out: the state's size. -errno. */
+int rv_arch_get_fpu(pid_t tid, void *buf, size_t *len);
+/* The largest state rv_arch_get_fpu may return. */
+#define RV_ARCH_FPU_MAX 16384
+
+/*
+ * A signal frame that rt_sigreturn turns back into SAVED (registers, FPU
+ * state FPU, signal mask MASK), built in BUF for the stack below TOP (the
+ * holder's stack pointer minus its red zone): returns the frame's size
+ * (BUF must hold rv_arch_frame_size()), *RET_LOW the lowest address it uses,
+ * *RET_SP the stack pointer at the rt_sigreturn, *RET_ALTSTACK where the
+ * sigaltstack settings go (rt_sigreturn restores them too: the stub reads
+ * them into place first). A thread stopped inside a syscall is put back to
+ * issue it again, as the kernel restarts one; IP, if not 0, replaces the
+ * saved ip (an rseq abort). -errno.
+ */
+size_t rv_arch_frame_size(size_t fpu_len);
+int rv_arch_build_frame(const struct rv_regs *saved, uint64_t ip, uint64_t mask, const void *fpu,
+			size_t fpu_len, uint64_t top, void *buf, uint64_t *ret_low,
+			uint64_t *ret_sp, uint64_t *ret_altstack);
+
+/* Registers that enter the stub at ENTRY with stack SP and argument ARG,
+ * the restart logic off. */
+void rv_arch_enter_stub(struct rv_regs *r, uint64_t entry, uint64_t sp, uint64_t arg);
 
 #endif

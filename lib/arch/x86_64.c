@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* x86_64: registers and the syscall instruction. */
+/* x86_64: registers, the syscall instruction and the rt_sigreturn frame. */
+#include <elf.h>
+#include <signal.h>
+#include <string.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 
 #include "arch.h"
@@ -13,6 +17,13 @@ _Static_assert(sizeof(struct user_regs_struct) <= sizeof(struct rv_regs), "rv_re
  * one that far-jumped into 32-bit code) runs with __USER32_CS (0x23) and
  * would read our syscall numbers from the ia32 table. */
 #define X86_64_USER_CS 0x33
+
+/* Restart codes a syscall leaves in rax when a stop interrupted it
+ * (include/linux/errno.h, not exported to user space). */
+#define ERESTARTSYS	      512
+#define ERESTARTNOINTR	      513
+#define ERESTARTNOHAND	      514
+#define ERESTART_RESTARTBLOCK 516
 
 const uint8_t rv_arch_syscall_insn[] = {0x0f, 0x05};
 const size_t rv_arch_syscall_insn_len = sizeof(rv_arch_syscall_insn);
@@ -52,6 +63,14 @@ long rv_arch_syscall_nr(const struct rv_regs *r)
 	long nr = (long)CU(r)->orig_rax;
 
 	return nr < 0 ? -1 : nr;
+}
+
+long rv_arch_syscall_arg(const struct rv_regs *r, unsigned int i)
+{
+	const struct user_regs_struct *u = CU(r);
+	const unsigned long long v[6] = {u->rdi, u->rsi, u->rdx, u->r10, u->r8, u->r9};
+
+	return i < 6 ? (long)v[i] : 0;
 }
 
 uint64_t rv_arch_ip(const struct rv_regs *r)
@@ -99,47 +118,193 @@ long rv_arch_syscall_result(const struct rv_regs *r)
 	return (long)CU(r)->rax;
 }
 
+void rv_arch_set_syscall_result(struct rv_regs *r, long result)
+{
+	U(r)->rax = (unsigned long)result;
+	U(r)->orig_rax = (unsigned long)-1;
+}
+
 uint64_t rv_arch_syscall_site(const struct rv_regs *r)
 {
 	return CU(r)->rip - rv_arch_syscall_insn_len;
 }
 
-/* Coroutine stacks (cut.c): the System V callee-saved registers go on the
- * stack being left, its sp into *SAVE_SP; TO_SP's registers come off its
- * own stack and ret continues there. No signal mask to switch (swapcontext
- * makes two syscalls per switch for it, and ASan warns about it). */
-__asm__(".text\n"
-	".globl rv_arch_switch\n"
-	".hidden rv_arch_switch\n"
-	".type rv_arch_switch, @function\n"
-	"rv_arch_switch:\n"
-	"\tpushq %rbp\n"
-	"\tpushq %rbx\n"
-	"\tpushq %r12\n"
-	"\tpushq %r13\n"
-	"\tpushq %r14\n"
-	"\tpushq %r15\n"
-	"\tmovq %rsp, (%rdi)\n"
-	"\tmovq %rsi, %rsp\n"
-	"\tpopq %r15\n"
-	"\tpopq %r14\n"
-	"\tpopq %r13\n"
-	"\tpopq %r12\n"
-	"\tpopq %rbx\n"
-	"\tpopq %rbp\n"
-	"\tret\n"
-	".size rv_arch_switch, .-rv_arch_switch\n");
-
-void *rv_arch_stack_init(void *top, void (*entry)(void))
+void rv_arch_enter_stub(struct rv_regs *r, uint64_t entry, uint64_t sp, uint64_t arg)
 {
-	uint64_t *sp = (uint64_t *)((uintptr_t)top & ~(uintptr_t)15);
+	struct user_regs_struct *u = U(r);
 
-	/* ENTRY starts as if called: rsp = 8 mod 16, a (never used) return
-	 * address above it; below, its address for the ret and six zeroed
-	 * registers for the pops. */
-	*--sp = 0;
-	*--sp = (uint64_t)(uintptr_t)entry;
-	for (int i = 0; i < 6; i++)
-		*--sp = 0;
-	return sp;
+	u->rip = entry;
+	u->rsp = sp;
+	u->rdi = arg;
+	/* Leaving the stop must not restart the syscall the thread was in:
+	 * the frame puts it back. */
+	u->orig_rax = (unsigned long)-1;
+	/* The stub is plain System V code: direction flag clear. */
+	u->eflags &= ~0x400ull;
+}
+
+/* ---- the signal frame ------------------------------------------------- */
+
+/* The kernel's layouts (arch/x86/include/uapi/asm/sigcontext.h, ucontext.h,
+ * arch/x86/include/asm/sigframe.h), written out: glibc's ucontext_t differs
+ * (its sigset_t is 128 bytes) and its struct sigcontext hides ss. */
+struct k_sigcontext {
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+	uint64_t di, si, bp, bx, dx, ax, cx, sp, ip, flags;
+	uint16_t cs, gs, fs, ss;
+	uint64_t err, trapno, oldmask, cr2;
+	uint64_t fpstate;
+	uint64_t reserved1[8];
+};
+struct k_ucontext {
+	unsigned long uc_flags;
+	unsigned long uc_link;
+	stack_t uc_stack;
+	struct k_sigcontext uc_mcontext;
+	uint64_t uc_sigmask;
+};
+_Static_assert(sizeof(struct k_sigcontext) == 256, "sigcontext layout");
+struct k_rt_sigframe {
+	uint64_t pretcode;
+	struct k_ucontext uc;
+	siginfo_t info;
+};
+_Static_assert(offsetof(struct k_ucontext, uc_mcontext) == 40, "ucontext layout");
+_Static_assert(offsetof(struct k_ucontext, uc_sigmask) == 296, "ucontext layout");
+_Static_assert(sizeof(struct k_rt_sigframe) == 440, "rt_sigframe layout");
+
+#define UC_FP_XSTATE	     0x1
+#define UC_SIGCONTEXT_SS     0x2
+#define UC_STRICT_RESTORE_SS 0x4
+#undef FP_XSTATE_MAGIC1
+#undef FP_XSTATE_MAGIC2
+#define FP_XSTATE_MAGIC1 0x46505853u
+#define FP_XSTATE_MAGIC2 0x46505845u
+#define FXSAVE_SIZE	 512u
+#define SW_BYTES_OFFSET	 464u /* struct _fpx_sw_bytes in the fxsave area */
+
+struct fpx_sw_bytes {
+	uint32_t magic1;
+	uint32_t extended_size;
+	uint64_t xfeatures;
+	uint32_t xstate_size;
+	uint32_t padding[7];
+};
+
+int rv_arch_get_fpu(pid_t tid, void *buf, size_t *len)
+{
+	struct iovec iov = {buf, *len};
+
+	/* The XSAVE image in the standard format, with the kernel's own
+	 * software bytes (magic1, xfeatures, size) at offset 464. */
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) == 0) {
+		*len = iov.iov_len;
+		return 0;
+	}
+	if (errno != ENODEV && errno != EINVAL)
+		return negative_errno();
+	/* No XSAVE: the legacy FXSAVE image; magic1 0 makes rt_sigreturn use
+	 * FXRSTOR. */
+	if (*len < FXSAVE_SIZE)
+		return -ENOBUFS;
+	iov.iov_len = FXSAVE_SIZE;
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRFPREG, &iov) < 0)
+		return negative_errno();
+	memset((uint8_t *)buf + SW_BYTES_OFFSET, 0, sizeof(struct fpx_sw_bytes));
+	*len = FXSAVE_SIZE;
+	return 0;
+}
+
+size_t rv_arch_frame_size(size_t fpu_len)
+{
+	/* FPU state + MAGIC2, 64-byte alignment, the frame, 16-byte alignment. */
+	return fpu_len + 4 + 64 + sizeof(struct k_rt_sigframe) + 32;
+}
+
+static uint64_t restart_ip_ax(const struct user_regs_struct *u, uint64_t *ax)
+{
+	long ret = (long)u->rax;
+
+	*ax = u->rax;
+	if ((long)u->orig_rax < 0)
+		return u->rip;
+	switch (-ret) {
+	case ERESTARTSYS:
+	case ERESTARTNOINTR:
+	case ERESTARTNOHAND:
+	/* The restart block (nanosleep, poll, futex timeouts) does not survive
+	 * rt_sigreturn, which resets it: issue the call again instead (it waits
+	 * its full time again rather than failing with EINTR). */
+	case ERESTART_RESTARTBLOCK:
+		*ax = u->orig_rax;
+		return u->rip - rv_arch_syscall_insn_len;
+	}
+	return u->rip;
+}
+
+int rv_arch_build_frame(const struct rv_regs *saved, uint64_t ip, uint64_t mask, const void *fpu,
+			size_t fpu_len, uint64_t top, void *buf, uint64_t *ret_low,
+			uint64_t *ret_sp, uint64_t *ret_altstack)
+{
+	const struct user_regs_struct *u = CU(saved);
+	struct k_rt_sigframe f = {0};
+	struct k_sigcontext *sc = &f.uc.uc_mcontext;
+	struct fpx_sw_bytes sw;
+	uint64_t fp_addr, frame_addr, ax, low;
+	uint32_t magic2 = FP_XSTATE_MAGIC2;
+	size_t size = rv_arch_frame_size(fpu_len);
+	bool xstate;
+
+	if (fpu_len < FXSAVE_SIZE || fpu_len > RV_ARCH_FPU_MAX)
+		return -EINVAL;
+	/* As the kernel's get_sigframe(): the FPU state 64-byte aligned
+	 * (XRSTOR faults otherwise), the frame below it so that the handler
+	 * would start with rsp = frame, 16 - 8 aligned. */
+	fp_addr = (top - fpu_len - 4) & ~63ull;
+	frame_addr = ((fp_addr - sizeof(f)) & ~15ull) - 8;
+	low = frame_addr;
+	if (top - low > size)
+		return -EINVAL;
+
+	memcpy(&sw, (const uint8_t *)fpu + SW_BYTES_OFFSET, sizeof(sw));
+	xstate = sw.magic1 == FP_XSTATE_MAGIC1 && sw.xstate_size <= fpu_len &&
+		 sw.xstate_size > FXSAVE_SIZE;
+	f.uc.uc_flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS | (xstate ? UC_FP_XSTATE : 0);
+	f.uc.uc_sigmask = mask;
+	sc->r8 = u->r8;
+	sc->r9 = u->r9;
+	sc->r10 = u->r10;
+	sc->r11 = u->r11;
+	sc->r12 = u->r12;
+	sc->r13 = u->r13;
+	sc->r14 = u->r14;
+	sc->r15 = u->r15;
+	sc->di = u->rdi;
+	sc->si = u->rsi;
+	sc->bp = u->rbp;
+	sc->bx = u->rbx;
+	sc->dx = u->rdx;
+	sc->cx = u->rcx;
+	sc->sp = u->rsp;
+	sc->ip = restart_ip_ax(u, &ax);
+	if (ip)
+		sc->ip = ip;
+	sc->ax = ax;
+	sc->flags = u->eflags;
+	sc->cs = (uint16_t)u->cs;
+	sc->ss = (uint16_t)u->ss;
+	sc->oldmask = mask;
+	sc->fpstate = fp_addr;
+
+	/* BUF mirrors [low, top): the frame, then the FPU state and MAGIC2. */
+	memset(buf, 0, (size_t)(top - low));
+	memcpy((uint8_t *)buf + (frame_addr - low), &f, sizeof(f));
+	memcpy((uint8_t *)buf + (fp_addr - low), fpu, fpu_len);
+	if (xstate)
+		memcpy((uint8_t *)buf + (fp_addr - low) + sw.xstate_size, &magic2, sizeof(magic2));
+
+	*ret_low = low;
+	*ret_sp = frame_addr + 8;
+	*ret_altstack = frame_addr + offsetof(struct k_rt_sigframe, uc.uc_stack);
+	return (int)(top - low);
 }

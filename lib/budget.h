@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One time budget per call: every phase's share of the timeout in one
+ * table, every wait derived from it. A phase must end by its share of the
+ * timeout (per mille of it, from the start); the release may run a little
+ * past the end, never more than RV_OVERRUN_PERMILLE.
+ */
+#ifndef REVOKE_BUDGET_H
+#define REVOKE_BUDGET_H
+
+#include "internal.h"
+
+enum rv_phase_id {
+	RV_PH_RESOLVE = REVOKE_PHASE_RESOLVE, /* looking the paths up */
+	RV_PH_LOCK = REVOKE_PHASE_LOCK,	      /* waiting for another revoke of this user */
+	RV_PH_SCAN = REVOKE_PHASE_SCAN,	      /* finding the holders */
+	RV_PH_STOP = REVOKE_PHASE_STOP,	      /* stopping them, looking again */
+	RV_PH_CUT = REVOKE_PHASE_CUT,	      /* the programs in the holders */
+	RV_PH_RELEASE = REVOKE_PHASE_RELEASE, /* letting them go */
+};
+
+/* What a timeout at the end of the call may overrun it by, at most. */
+#define RV_OVERRUN_PERMILLE 50
+
+struct rv_budget {
+	uint64_t start_ns, timeout_ns;
+};
+
+/* The end of phase P (CLOCK_MONOTONIC ns). */
+uint64_t rv_budget_deadline(const struct rv_budget *b, int p);
+/* The end of the whole call: timeout plus the allowed overrun. */
+uint64_t rv_budget_hard_end(const struct rv_budget *b);
+
+#endif

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The table of reference kinds (refkind.h). */
+#include "refkind.h"
+
+static const struct rv_refkind kinds[] = {
+    {
+	.type = REVOKE_REF_FD,
+	.name = "fd",
+	.found_in = RV_FOUND_FD_TABLE,
+	.add_cut = rv_cut_add_fd,
+    },
+    {
+	.type = REVOKE_REF_MAP,
+	.name = "map",
+	.found_in = RV_FOUND_MAPS,
+	.add_cut = rv_cut_add_map,
+    },
+    {
+	.type = REVOKE_REF_CWD,
+	.name = "cwd",
+	.found_in = RV_FOUND_LINK,
+	.link = "cwd",
+	.unreachable = "a current directory is not a descriptor",
+    },
+    {
+	.type = REVOKE_REF_ROOT,
+	.name = "root",
+	.found_in = RV_FOUND_LINK,
+	.link = "root",
+	.unreachable = "a root directory is not a descriptor",
+    },
+    {
+	.type = REVOKE_REF_EXE,
+	.name = "exe",
+	.found_in = RV_FOUND_LINK,
+	.link = "exe",
+	.unreachable = "the running executable",
+    },
+    {
+	.type = REVOKE_REF_URING,
+	.name = "uring",
+	.found_in = RV_FOUND_FDINFO,
+	.unreachable = "an io_uring registered file",
+    },
+    {
+	.type = REVOKE_REF_INFLIGHT,
+	.name = "inflight",
+	.found_in = RV_FOUND_FDINFO,
+	.unreachable = "a descriptor in flight in a unix socket",
+    },
+};
+
+const struct rv_refkind *rv_refkind(int type)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (kinds[i].type == type)
+			return &kinds[i];
+	return NULL;
+}
+
+const struct rv_refkind *rv_refkinds(size_t *ret_n)
+{
+	*ret_n = ARRAY_SIZE(kinds);
+	return kinds;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The cut's stub: freestanding code the library writes into a holder where
+ * the holder's own code never runs (lib/tracee/place.c), and runs in one of
+ * its threads. It interprets a program of syscalls (stub-abi.h), stops once
+ * for the tracer, and returns home with rt_sigreturn.
+ *
+ * Built without libc, relocations or data (lib/stub/meson.build checks): one
+ * function at offset 0, position independent, integer registers only (the
+ * frame restores the FPU state it never touches).
+ */
+#include "stub-abi.h"
+#include STUB_ARCH_H /* lib/arch/<arch>-stub.h, chosen by the build */
+
+static inline __attribute__((always_inline)) long run_op(struct rv_op *op)
+{
+	long r, *a = (long *)op->args;
+
+	switch (op->kind) {
+	case RV_OP_SYSCALL:
+		return rv_stub_syscall(op->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	case RV_OP_ITOA: {
+		char *p = (char *)a[0], tmp[24];
+		unsigned long v = (unsigned long)a[1];
+		int n = 0, len;
+
+		do {
+			tmp[n++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v && n < 24);
+		len = n;
+		while (n > 0)
+			*p++ = tmp[--n];
+		*p = 0;
+		return len;
+	}
+	case RV_OP_DUP_OVER:
+		r = rv_stub_syscall(RV_STUB_NR_dup3, a[0], a[1], a[2], 0, 0, 0);
+		if (r == a[1] || r == -9 /* EBADF */ || r == -22 /* EINVAL */)
+			return r;
+		r = rv_stub_syscall(RV_STUB_NR_close, a[1], 0, 0, 0, 0, 0);
+		if (r < 0 && r != -4 /* EINTR: closed all the same */)
+			return r;
+		r = rv_stub_syscall(RV_STUB_NR_fcntl, a[0], a[3], a[1], 0, 0, 0);
+		if (r >= 0 && r != a[1]) {
+			/* Only the caller itself can race for the number. */
+			rv_stub_syscall(RV_STUB_NR_close, r, 0, 0, 0, 0, 0);
+			return -16; /* EBUSY */
+		}
+		return r;
+	case RV_OP_MAP_OVER:
+		r = rv_stub_syscall(RV_STUB_NR_mmap, a[1], a[2], a[3], a[4], a[0], 0);
+		if (r < 0 && r > -4096)
+			return r;
+		return r == a[1] ? 0 : -14; /* EFAULT: placed elsewhere */
+	}
+	return -38; /* ENOSYS */
+}
+
+__attribute__((noreturn, used, section(".text"))) void rv_stub_entry(struct rv_stub_ctl *c)
+{
+	int failed = -1;
+
+	for (uint32_t i = 0; i < c->nops; i++) {
+		struct rv_op *op = &c->ops[i];
+		struct rv_op *ref = op->ref >= 0 && (uint32_t)op->ref < i ? &c->ops[op->ref] : 0;
+
+		if ((failed >= 0 && !(op->flags & RV_OPF_CLEANUP)) ||
+		    ((op->flags & RV_OPF_IF_REF_OK) &&
+		     (!ref || ref->state != RV_OP_RAN || ref->res < 0))) {
+			op->state = RV_OP_SKIPPED;
+		} else {
+			if (ref && op->subst >= 0 && op->subst < 6)
+				op->args[op->subst] += ref->res;
+			op->res = run_op(op);
+			op->state = RV_OP_RAN;
+			if (op->res < 0 && (op->flags & RV_OPF_REQUIRED) && failed < 0)
+				failed = (int)i;
+		}
+		c->ran = i + 1;
+	}
+	c->failed = failed;
+	c->done = 1;
+	if (c->stop_sig != 0) {
+		long pid = rv_stub_syscall(RV_STUB_NR_getpid, 0, 0, 0, 0, 0, 0);
+		long tid = rv_stub_syscall(RV_STUB_NR_gettid, 0, 0, 0, 0, 0, 0);
+
+		rv_stub_syscall(RV_STUB_NR_tgkill, pid, tid, c->stop_sig > 0 ? c->stop_sig : 0, 0,
+				0, 0);
+	}
+	rv_stub_sigreturn(c->sigreturn_sp);
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What a revocation is aimed at, and the one test of whether something a
+ * scanner found is it. Today a target is an inode; a mount (every inode
+ * under a mount) is the next kind.
+ */
+#ifndef REVOKE_TARGET_H
+#define REVOKE_TARGET_H
+
+#include <pthread.h>
+
+#include "internal.h"
+
+/* Resolve what REQ names into TS (calloc'd, *RET_N of them): each path
+ * once, by the kernel, into an O_PATH descriptor, so that lookup errors
+ * (EFAULT for a bad pointer too) come from open(2) itself and a rename
+ * cannot swap the target later; identity from statx without syncing (a
+ * hung FUSE or NFS server cannot stall it). A dead descriptor left by an
+ * earlier revoke, or an anonymous inode (eventfd, epoll... all share one),
+ * is refused (-EBADF, -EINVAL). */
+/* The caller's path strings are read in user space only under GUARD, and not
+ * at all once *GONE (its caller stopped waiting and may have freed them). */
+struct rv_guard {
+	pthread_mutex_t *mu;
+	const bool *gone;
+};
+int rv_targets_resolve(const struct rv_request *req, const struct rv_guard *guard,
+		       struct rv_target **ret, size_t *ret_n);
+void rv_targets_free(struct rv_target *t, size_t n);
+
+/* The one matching function: does the file (DEV, INO) belong to T? */
+static inline bool rv_target_match(const struct rv_target *t, dev_t dev, uint64_t ino)
+{
+	return t->dev == dev && (uint64_t)t->ino == ino;
+}
+
+/* The caller's fsuid owns every target, or it holds CAP_FOWNER (the 2006
+ * contract). -EPERM. */
+int rv_targets_check_permission(const struct rv_target *t, size_t n);
+
+#endif

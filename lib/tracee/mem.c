@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Reading and writing a stopped holder's memory. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+
+#include "tracee.h"
+
+int rv_mem_read(struct rv_tracee *t, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
+	uint8_t *b = buf;
+
+	/* By the injecting thread: a zombie leader has no memory any more. */
+	if (process_vm_readv(t->inj->tid, &local, 1, &remote, 1, 0) == (ssize_t)len)
+		return 0;
+	if (errno == EFAULT)
+		return -EFAULT;
+	/* process_vm_readv can be refused where ptrace is not (LSMs). */
+	for (size_t off = 0; off < len;) {
+		long w;
+		size_t k = len - off < sizeof(w) ? len - off : sizeof(w);
+
+		errno = 0;
+		w = ptrace(PTRACE_PEEKDATA, t->inj->tid, (void *)(uintptr_t)(addr + off), NULL);
+		if (errno)
+			return negative_errno();
+		memcpy(b + off, &w, k);
+		off += k;
+	}
+	return 0;
+}
+
+int rv_mem_write(struct rv_tracee *t, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = {(void *)buf, len}, remote = {(void *)(uintptr_t)addr, len};
+
+	if (process_vm_writev(t->inj->tid, &local, 1, &remote, 1, 0) == (ssize_t)len)
+		return 0;
+	/* Not writable for the holder itself (a read-only page below its
+	 * stack pointer, a guard gap): the stub could not write there either.
+	 * PTRACE_POKEDATA would force the write, so it is no fallback here. */
+	if (errno == EFAULT || errno == ENOMEM)
+		return -EFAULT;
+	return negative_errno();
+}
+
+int rv_mem_poke_text(struct rv_tracee *t, uint64_t addr, const void *buf, size_t len)
+{
+	char path[64];
+
+	if (t->mem_fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", t->pid, t->inj->tid);
+		t->mem_fd = open(path, O_RDWR | O_CLOEXEC);
+	}
+	if (t->mem_fd >= 0 && pwrite(t->mem_fd, buf, len, (off_t)addr) == (ssize_t)len)
+		return 0;
+	/* /proc/PID/mem refused (no procfs here): a word at a time. */
+	for (size_t off = 0; off < len;) {
+		size_t k = len - off < sizeof(long) ? len - off : sizeof(long);
+		long w = 0;
+
+		if (k < sizeof(long)) {
+			errno = 0;
+			w = ptrace(PTRACE_PEEKTEXT, t->inj->tid, (void *)(uintptr_t)(addr + off),
+				   NULL);
+			if (errno)
+				return negative_errno();
+		}
+		memcpy(&w, (const uint8_t *)buf + off, k);
+		if (ptrace(PTRACE_POKETEXT, t->inj->tid, (void *)(uintptr_t)(addr + off),
+			   (void *)w) < 0)
+			return negative_errno();
+		off += k;
+	}
+	return 0;
+}

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Where the stub goes in a holder, and how it stops for us.
+ *
+ * Code: the tail of the vDSO's last page, after the image (its last section
+ * and the section header table): mapped executable in every process, the
+ * same image in every process of this kernel, never executed. Failing that
+ * (a process that unmapped its vDSO), the tail of an executable ELF
+ * segment's last page. A debugger's write (FOLL_FORCE) gives the holder a
+ * private copy of that page; the bytes are put back when the program is
+ * over.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+
+#include "tracee.h"
+
+static pthread_once_t vdso_once = PTHREAD_ONCE_INIT;
+static uint64_t our_vdso;	  /* our own vDSO, 0 if none */
+static size_t pad_start, pad_end; /* the unused tail, as offsets into the image */
+static Elf64_Ehdr our_ehdr;
+
+/* [vdso] in our own maps: the mapping's length (the image may end earlier). */
+static size_t vdso_map_len(uint64_t base)
+{
+	char line[512];
+	size_t len = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		struct rv_maps_entry e;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (rv_parse_maps_line(line, &e) == 0 && e.start == base && e.path &&
+		    strcmp(e.path, "[vdso]") == 0) {
+			len = e.end - e.start;
+			break;
+		}
+	}
+	fclose(f);
+	return len;
+}
+
+static void vdso_init(void)
+{
+	const uint8_t *b = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *e = (const Elf64_Ehdr *)b;
+	const Elf64_Shdr *s;
+	size_t end, map_len;
+
+	if (!b || memcmp(e->e_ident, ELFMAG, SELFMAG) != 0 || e->e_ident[EI_CLASS] != ELFCLASS64)
+		return;
+	map_len = vdso_map_len((uint64_t)(uintptr_t)b);
+	end = e->e_shoff + (size_t)e->e_shnum * e->e_shentsize;
+	if (!map_len || e->e_shentsize != sizeof(*s) || end > map_len)
+		return;
+	s = (const Elf64_Shdr *)(b + e->e_shoff);
+	for (unsigned int i = 0; i < e->e_shnum; i++)
+		if (s[i].sh_type != SHT_NOBITS && s[i].sh_offset + s[i].sh_size > end)
+			end = s[i].sh_offset + s[i].sh_size;
+	end = (end + 63) & ~(size_t)63;
+	if (end >= map_len)
+		return;
+	our_vdso = (uint64_t)(uintptr_t)b;
+	our_ehdr = *e;
+	pad_start = end;
+	pad_end = map_len;
+}
+
+/* The holder's vDSO base from its auxiliary vector. */
+static int holder_vdso(struct rv_tracee *t, uint64_t *ret)
+{
+	char path[64];
+	uint64_t av[2 * 64];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/auxv", t->pid, t->inj->tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	n = read(fd, av, sizeof(av));
+	if (n < 0)
+		return negative_errno();
+	for (size_t i = 0; i + 1 < (size_t)n / sizeof(uint64_t); i += 2) {
+		if (av[i] == AT_NULL)
+			break;
+		if (av[i] == AT_SYSINFO_EHDR) {
+			*ret = av[i + 1];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* The vDSO's unused tail in T, when it has our kernel's vDSO. */
+static int place_vdso(struct rv_tracee *t, size_t len, uint64_t *ret_addr)
+{
+	Elf64_Ehdr eh;
+	uint64_t base;
+	int r;
+
+	pthread_once(&vdso_once, vdso_init);
+	if (!our_vdso || len > pad_end - pad_start)
+		return -ENOSPC;
+	r = holder_vdso(t, &base);
+	if (r < 0)
+		return r == -ENOENT ? -ENOSPC : r;
+	/* The same image as ours (a restored process may carry another
+	 * kernel's, or have unmapped it). */
+	if (rv_mem_read(t, base, &eh, sizeof(eh)) < 0 || memcmp(&eh, &our_ehdr, sizeof(eh)) != 0)
+		return -ENOSPC;
+	*ret_addr = base + pad_start;
+	return 0;
+}
+
+/*
+ * Otherwise the tail of an executable ELF segment: the bytes between the end
+ * of its file content (p_filesz) and the end of its last page are mapped
+ * executable but belong to no segment's code. The ELF header is read from
+ * the file's mapping at offset 0.
+ */
+static int place_elf_tail(struct rv_tracee *t, size_t len, uint64_t *ret_addr)
+{
+	char path[64], line[4096];
+	struct rv_maps_entry first = {0};
+	char first_path[4096] = "";
+	FILE *f;
+	int r = -ENOSPC;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", t->pid, t->inj->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	while (r == -ENOSPC && fgets(line, sizeof(line), f)) {
+		struct rv_maps_entry e;
+		Elf64_Ehdr eh;
+		Elf64_Phdr ph[32];
+
+		line[strcspn(line, "\n")] = '\0';
+		if (rv_parse_maps_line(line, &e) < 0 || !e.path || e.path[0] != '/')
+			continue;
+		if (e.offset == 0) {
+			first = e;
+			snprintf(first_path, sizeof(first_path), "%s", e.path);
+		}
+		if (!(e.prot & PROT_EXEC) || strcmp(first_path, e.path) != 0 ||
+		    first.dev_major != e.dev_major || first.dev_minor != e.dev_minor ||
+		    first.ino != e.ino)
+			continue;
+		if (rv_mem_read(t, first.start, &eh, sizeof(eh)) < 0 ||
+		    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+		    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+		    eh.e_phnum > ARRAY_SIZE(ph) ||
+		    eh.e_phoff + eh.e_phnum * sizeof(Elf64_Phdr) > first.end - first.start ||
+		    rv_mem_read(t, first.start + eh.e_phoff, ph, eh.e_phnum * sizeof(Elf64_Phdr)) <
+			0)
+			continue;
+		for (unsigned int i = 0; i < eh.e_phnum; i++) {
+			uint64_t seg_end;
+
+			if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X) ||
+			    ph[i].p_offset + ph[i].p_filesz <= e.offset ||
+			    ph[i].p_offset + ph[i].p_filesz > e.offset + (e.end - e.start))
+				continue;
+			/* The segment's last byte of content, in this mapping. */
+			seg_end = e.start + (ph[i].p_offset + ph[i].p_filesz - e.offset);
+			seg_end = (seg_end + 63) & ~63ull;
+			if (seg_end < e.end && e.end - seg_end >= len) {
+				*ret_addr = seg_end;
+				r = 0;
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+int rv_place_code(struct rv_tracee *t, size_t len, uint64_t *ret_addr)
+{
+	int r = place_vdso(t, len, ret_addr);
+
+	if (r == -ENOSPC)
+		r = place_elf_tail(t, len, ret_addr);
+	return r;
+}
+
+/* Whose default action is to ignore them (signal(7)). */
+static bool ignored_by_default(int sig)
+{
+	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH;
+}
+
+int rv_place_stop_signal(struct rv_tracee *t)
+{
+	static const int candidates[] = {
+	    SIGURG, SIGWINCH, SIGCHLD, SIGPIPE,	  SIGHUP,  SIGUSR1, SIGUSR2, SIGALRM, SIGTERM,
+	    SIGINT, SIGQUIT,  SIGPROF, SIGVTALRM, SIGXCPU, SIGXFSZ, SIGIO,   SIGPWR,  SIGSTKFLT,
+	};
+	struct rv_proc_status st;
+
+	if (!t->mask_saved || rv_read_status(t->pid, 0, &st) < 0 || !st.have_sigsets)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(candidates); i++) {
+		int sig = candidates[i];
+		uint64_t bit = 1ull << (sig - 1);
+
+		/* Blocked: maybe waited for with sigwaitinfo or a signalfd, whose
+		 * copy we would take away. Caught: a copy delivered after we are
+		 * gone would run the handler. */
+		if ((t->sigmask & bit) || (st.sig_cgt & bit))
+			continue;
+		if (ignored_by_default(sig) || (st.sig_ign & bit))
+			return sig;
+	}
+	return 0;
+}

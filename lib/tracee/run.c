@@ -1,0 +1,694 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Running a program (prog.c) in a stopped holder through the stub, and
+ * taking the holder home.
+ *
+ * Infect: the stub's code goes where the holder's own code never runs
+ * (place.c); below the injecting thread's red zone go a signal frame with
+ * the thread's own registers, FPU state and signal mask, the program, its
+ * data and a small stack for the stub. Then, in this order, the registers
+ * that enter the stub and a mask that blocks every signal but the stop
+ * signal; the thread goes on. From the moment the registers are set, the
+ * thread carries its own way home: if this process dies at any instant, the
+ * kernel detaches it, it finishes the program and rt_sigreturn restores
+ * everything from the frame.
+ *
+ * The program ends with the stop signal, whose delivery stops the thread for
+ * us inside get_signal(): one stop for the whole program. There we read the
+ * results and cure: the original mask first, then the original registers
+ * (a thread stopped inside a syscall is restarted by the kernel itself as
+ * the stop is left, with its restart block intact: no EINTR, no early wake),
+ * then the code and the stack bytes. The signal is discarded as we go on.
+ * Where no signal qualifies (place.c), the thread is stepped from syscall
+ * to syscall (PTRACE_SYSCALL) until the program's end marker.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "stub-blob.h"
+#include "tracee.h"
+
+/* The stub's own stack below the program: its frames are small. */
+#define STUB_STACK 2048
+
+/* ---- picking the injecting thread ---------------------------------------- */
+
+/* Where the saved ip sits in an rseq critical section, the thread goes
+ * back to the section's abort_ip instead (CRIU does the same): the kernel
+ * would have aborted it on the preemption that our stop was. */
+static void check_rseq(struct rv_tracee *t)
+{
+	struct __ptrace_rseq_configuration conf = {};
+	struct {
+		uint32_t version, flags;
+		uint64_t start_ip, post_commit_offset, abort_ip;
+	} cs;
+	uint64_t cs_ptr, ip = rv_arch_ip(&t->saved);
+
+	t->rseq_abort = false;
+	if (t->in_syscall ||
+	    ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t->inj->tid, (void *)sizeof(conf), &conf) <= 0 ||
+	    !conf.rseq_abi_pointer)
+		return;
+	/* struct rseq: u32 cpu_id_start, u32 cpu_id, u64 rseq_cs */
+	if (rv_mem_read(t, conf.rseq_abi_pointer + 8, &cs_ptr, sizeof(cs_ptr)) < 0 || !cs_ptr)
+		return;
+	if (rv_mem_read(t, cs_ptr, &cs, sizeof(cs)) < 0)
+		return;
+	if (ip >= cs.start_ip && ip - cs.start_ip < cs.post_commit_offset) {
+		t->rseq_abort = true;
+		t->rseq_abort_ip = cs.abort_ip;
+	}
+}
+
+int rv_run_pick(struct rv_tracee *t, struct rv_thread *th)
+{
+	struct rv_regs regs;
+	uint64_t mask;
+	int r;
+
+	r = rv_arch_get_regs(th->tid, &regs);
+	if (r < 0) {
+		snprintf(t->run.why, sizeof(t->run.why), "cannot read registers of thread %d",
+			 th->tid);
+		return r;
+	}
+	if (!rv_arch_is_native(&regs)) {
+		snprintf(t->run.why, sizeof(t->run.why), "a 32-bit (compat) process");
+		return -EOPNOTSUPP;
+	}
+	if (ptrace(PTRACE_GETSIGMASK, th->tid, (void *)sizeof(mask), &mask) < 0)
+		return negative_errno();
+	t->inj = th;
+	t->saved = regs;
+	t->sigmask = mask;
+	t->mask_saved = true;
+	t->in_syscall = rv_arch_syscall_nr(&regs) >= 0;
+	t->where = AT_SIGNAL_STOP;
+	check_rseq(t);
+	return 0;
+}
+
+/* ---- infect -------------------------------------------------------------- */
+
+/* Undo what infect() wrote so far: nothing of ours stays in the holder. */
+static void uninfect_memory(struct rv_tracee *t)
+{
+	struct rv_run_state *rs = &t->run;
+
+	if (rs->code_written && rs->saved_code)
+		rv_mem_poke_text(t, rs->code_addr, rs->saved_code, rs->code_len);
+	if (rs->data_written && rs->saved_data)
+		rv_mem_write(t, rs->data_low, rs->saved_data, rs->data_len);
+	rs->code_written = rs->data_written = false;
+	free(rs->saved_code);
+	free(rs->saved_data);
+	rs->saved_code = rs->saved_data = NULL;
+}
+
+/* Everything the program needs in the holder's memory (nothing runs it
+ * yet). -errno with nothing changed in the holder. */
+static int infect(struct rv_tracee *t)
+{
+	struct rv_run_state *rs = &t->run;
+	struct rv_prog *p = rs->prog;
+	const size_t P = 2; /* prologue ops */
+	size_t fpu_len = RV_ARCH_FPU_MAX, nops = P + p->nops, frame_len, len;
+	uint64_t top, frame_low, sr_sp, altstack, data_addr, mask_addr, ctl_addr, stack_top, low;
+	uint64_t run_mask;
+	_cleanup_free_ uint8_t *fpu = NULL, *frame = NULL, *buf = NULL;
+	struct rv_stub_ctl *ctl;
+	pid_t tid = t->inj->tid;
+	int r;
+
+	fpu = malloc(RV_ARCH_FPU_MAX);
+	if (!fpu)
+		return -ENOMEM;
+	r = rv_arch_get_fpu(tid, fpu, &fpu_len);
+	if (r == -ESRCH)
+		return r; /* it died */
+	if (r < 0) {
+		snprintf(rs->why, sizeof(rs->why), "cannot read the FPU state of thread %d", tid);
+		return r;
+	}
+	rs->stop_sig = rv_place_stop_signal(t);
+	rs->slow = rs->stop_sig == 0;
+	rs->code_len = sizeof(rv_stub_blob);
+	r = rv_place_code(t, rs->code_len, &rs->code_addr);
+	if (r < 0) {
+		snprintf(rs->why, sizeof(rs->why),
+			 "no place for the cut's code (no vDSO, no executable segment tail)");
+		return r == -ESRCH ? r : -ENOSPC;
+	}
+
+	/* [low, top): the stub's stack, the control block and ops, the data
+	 * and the mask word, the frame with the FPU state on top. */
+	top = (rv_arch_sp(&t->saved) - rv_arch_red_zone) & ~15ull;
+	frame_len = rv_arch_frame_size(fpu_len);
+	frame = malloc(frame_len);
+	if (!frame)
+		return -ENOMEM;
+	r = rv_arch_build_frame(&t->saved, t->rseq_abort ? t->rseq_abort_ip : 0, t->sigmask, fpu,
+				fpu_len, top, frame, &frame_low, &sr_sp, &altstack);
+	if (r < 0)
+		return r;
+	mask_addr = (frame_low - 8) & ~7ull;
+	data_addr = (mask_addr - p->data_len) & ~15ull;
+	ctl_addr = (data_addr - sizeof(*ctl) - nops * sizeof(struct rv_op)) & ~63ull;
+	stack_top = ctl_addr & ~15ull;
+	low = (stack_top - STUB_STACK) & ~15ull;
+	len = (size_t)(top - low);
+	buf = calloc(1, len);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf + (frame_low - low), frame, (size_t)(top - frame_low));
+
+	ctl = (struct rv_stub_ctl *)(void *)(buf + (ctl_addr - low));
+	*ctl = (struct rv_stub_ctl){
+	    .magic = RV_STUB_MAGIC,
+	    .nops = (uint32_t)nops,
+	    .failed = -1,
+	    .stop_sig = rs->slow ? -1 : rs->stop_sig,
+	    .sigreturn_sp = sr_sp,
+	};
+	run_mask = rs->slow ? ~0ull : ~(1ull << (rs->stop_sig - 1));
+	/* The prologue: the thread's sigaltstack settings into the frame
+	 * (rt_sigreturn sets them again), then the mask (also set by us below;
+	 * this copy is for a stub left to run after we are gone). */
+	ctl->ops[0] = (struct rv_op){.kind = RV_OP_SYSCALL,
+				     .nr = SYS_sigaltstack,
+				     .ref = -1,
+				     .subst = -1,
+				     .args = {0, (int64_t)altstack}};
+	ctl->ops[1] = (struct rv_op){.kind = RV_OP_SYSCALL,
+				     .nr = SYS_rt_sigprocmask,
+				     .ref = -1,
+				     .subst = -1,
+				     .args = {SIG_SETMASK, (int64_t)mask_addr, 0, 8}};
+	for (size_t i = 0; i < p->nops; i++) {
+		struct rv_op *op = &ctl->ops[P + i];
+
+		*op = p->ops[i];
+		if (op->ref >= 0)
+			op->ref = (int16_t)(op->ref + (int)P);
+		for (int a = 0; a < 6; a++)
+			if (p->data_args[i] & (1u << a))
+				op->args[a] += (int64_t)data_addr;
+		op->state = RV_OP_NOT_RUN;
+		op->res = 0;
+	}
+	if (p->data_len)
+		memcpy(buf + (data_addr - low), p->data, p->data_len);
+	memcpy(buf + (mask_addr - low), &run_mask, sizeof(run_mask));
+
+	rs->data_low = low;
+	rs->data_len = len;
+	rs->ctl_addr = ctl_addr;
+	rs->saved_data = malloc(len);
+	rs->saved_code = malloc(rs->code_len);
+	if (!rs->saved_data || !rs->saved_code) {
+		uninfect_memory(t);
+		return -ENOMEM;
+	}
+	r = rv_mem_read(t, rs->code_addr, rs->saved_code, rs->code_len);
+	if (r < 0) {
+		uninfect_memory(t);
+		return r;
+	}
+	/* The stack below the thread's red zone is free for anyone (a signal
+	 * frame lands there too), but it is put back as it was. */
+	r = rv_mem_read(t, low, rs->saved_data, len);
+	if (r == 0) {
+		r = rv_mem_write(t, low, buf, len);
+		rs->data_written = r == 0;
+	}
+	if (r < 0) {
+		uninfect_memory(t);
+		snprintf(rs->why, sizeof(rs->why),
+			 "no room for the cut on the stack of thread %d (%zu bytes)", tid, len);
+		return r == -EFAULT ? -ENOSPC : r;
+	}
+	rs->code_written = true;
+	r = rv_mem_poke_text(t, rs->code_addr, rv_stub_blob, rs->code_len);
+	if (r < 0) {
+		uninfect_memory(t);
+		snprintf(rs->why, sizeof(rs->why), "cannot write the cut's code: %s", strerror(-r));
+		return r;
+	}
+	rs->entry_sp = stack_top - 8;
+	rs->run_mask = run_mask;
+	rs->prepared = true;
+	return 0;
+}
+
+/* The registers that enter the stub, then the mask. From the registers on,
+ * the thread can go home by itself. */
+static int enter(struct rv_tracee *t)
+{
+	struct rv_run_state *rs = &t->run;
+	pid_t tid = t->inj->tid;
+	struct rv_regs regs = t->saved;
+	int r;
+
+	rv_arch_enter_stub(&regs, rs->code_addr, rs->entry_sp, rs->ctl_addr);
+	r = rv_arch_set_regs(tid, &regs);
+	if (r < 0) {
+		uninfect_memory(t);
+		rs->prepared = false;
+		return r;
+	}
+	rs->entered = true;
+	rs->prepared = false;
+	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(rs->run_mask), &rs->run_mask) < 0) {
+		r = negative_errno();
+		rv_run_cure(t);
+		return r;
+	}
+	return 0;
+}
+
+/* ---- cure ------------------------------------------------------------------ */
+
+int rv_run_cure(struct rv_tracee *t)
+{
+	struct rv_run_state *rs = &t->run;
+	pid_t tid = t->inj->tid;
+	struct rv_regs regs;
+	int r = 0, q;
+
+	if (!rs->entered) {
+		uninfect_memory(t);
+		rs->prepared = false;
+		return 0;
+	}
+	if (t->where != AT_SIGNAL_STOP)
+		return -EBUSY;
+	/* The mask first: if we die before the registers, the thread is still
+	 * in the stub, which takes it home with the frame. */
+	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(t->sigmask), &t->sigmask) < 0)
+		r = negative_errno();
+	regs = t->saved;
+	if (t->rseq_abort)
+		rv_arch_set_ip(&regs, t->rseq_abort_ip);
+	q = rv_arch_set_regs(tid, &regs);
+	if (q < 0) {
+		/* Still in the stub: it must finish by itself. */
+		t->broken = q;
+		return q;
+	}
+	rs->entered = false;
+	uninfect_memory(t);
+	return r;
+}
+
+/* ---- the run phase ---------------------------------------------------- */
+
+static int resume(struct rv_tracee *t, int sig)
+{
+	struct rv_run_state *rs = &t->run;
+	int req = rs->slow && !rs->ending ? PTRACE_SYSCALL : PTRACE_CONT;
+
+	if (ptrace(req, t->inj->tid, NULL, (void *)(long)sig) < 0) {
+		int r = negative_errno();
+
+		snprintf(rs->why, sizeof(rs->why), "cannot resume thread %d: %s", t->inj->tid,
+			 strerror(-r));
+		return t->broken = r;
+	}
+	t->where = RUNNING;
+	t->inj->awaited = true;
+	return 1;
+}
+
+/* The program is over and the thread at a stop in get_signal: read the
+ * results, then cure. */
+static int finish(struct rv_tracee *t)
+{
+	struct rv_run_state *rs = &t->run;
+	struct rv_prog *p = rs->prog;
+	const size_t P = 2;
+	size_t len = sizeof(struct rv_stub_ctl) + (P + p->nops) * sizeof(struct rv_op);
+	_cleanup_free_ struct rv_stub_ctl *ctl = malloc(len);
+	int r;
+
+	t->where = AT_SIGNAL_STOP;
+	t->inj->awaited = false;
+	r = ctl ? rv_mem_read(t, rs->ctl_addr, ctl, len) : -ENOMEM;
+	if (r == 0 && (ctl->magic != RV_STUB_MAGIC || !ctl->done))
+		r = -EPROTO;
+	if (r == 0) {
+		for (size_t i = 0; i < p->nops; i++) {
+			p->ops[i].state = ctl->ops[P + i].state;
+			p->ops[i].res = ctl->ops[P + i].res;
+		}
+		p->failed = ctl->failed >= (int)P ? ctl->failed - (int)P : ctl->failed;
+		p->done = true;
+	}
+	{
+		int q = rv_run_cure(t);
+
+		if (q < 0)
+			return q;
+	}
+	if (r < 0)
+		snprintf(rs->why, sizeof(rs->why), "cannot read the cut's results: %s",
+			 strerror(-r));
+	return r;
+}
+
+static bool at_marker(struct rv_tracee *t)
+{
+	struct rv_regs regs;
+
+	if (rv_arch_get_regs(t->inj->tid, &regs) < 0)
+		return false;
+	/* tgkill(self, self, 0) from the stub's code (its ids are those of the
+	 * holder's pid namespace). */
+	return rv_arch_syscall_nr(&regs) == SYS_tgkill && rv_arch_syscall_arg(&regs, 2) == 0 &&
+	       rv_arch_ip(&regs) >= t->run.code_addr &&
+	       rv_arch_ip(&regs) <= t->run.code_addr + t->run.code_len;
+}
+
+/* Prepare (infect) T's program; with another thread of the holder when the
+ * first has no room on its stack (they share descriptors and memory). */
+static int prepare(struct rv_tracee *t)
+{
+	struct rv_run_state *rs = &t->run;
+	int r;
+
+	rs->why[0] = '\0';
+	if (t->broken)
+		return t->broken;
+	if (!t->inj || t->inj->gone)
+		return -ESRCH;
+	rs->prog->done = false;
+	rs->prog->failed = -1;
+	r = infect(t);
+	for (size_t i = 0; r == -ENOSPC && i < t->n; i++) {
+		struct rv_thread *th = &t->threads[i], *was = t->inj;
+		struct rv_regs saved = t->saved;
+		uint64_t mask = t->sigmask;
+
+		if (th == was || th->gone || !th->stopped)
+			continue;
+		if (rv_run_pick(t, th) < 0 || (r = infect(t)) == -ENOSPC) {
+			/* back to the first choice for the message and the release */
+			t->inj = was;
+			t->saved = saved;
+			t->sigmask = mask;
+			t->in_syscall = rv_arch_syscall_nr(&saved) >= 0;
+			check_rseq(t);
+			r = -ENOSPC;
+		}
+	}
+	return r;
+}
+
+static int run_start(struct rv_tracee *t)
+{
+	struct rv_run_state *rs = &t->run;
+	int r;
+
+	rs->ending = false;
+	rs->in_entry = false;
+	rs->run_deadline = rv_stop_deadline(t->deadline_ns);
+	if (!rs->prog)
+		return 0;
+	if (!rs->prepared) {
+		r = prepare(t);
+		if (r < 0)
+			return r;
+	}
+	r = enter(t);
+	if (r < 0)
+		return r;
+	return resume(t, 0);
+}
+
+static int run_feed(struct rv_tracee *t, struct rv_thread *th, int status)
+{
+	struct rv_run_state *rs = &t->run;
+	int sig, ev;
+
+	if (status == -1 || WIFEXITED(status) || WIFSIGNALED(status)) {
+		th->gone = true;
+		th->awaited = false;
+		if (th != t->inj)
+			return 1;
+		rs->entered = false; /* its memory went with it */
+		snprintf(rs->why, sizeof(rs->why), "exited");
+		return t->broken = -ESRCH;
+	}
+	if (th != t->inj)
+		return 1;
+	sig = WSTOPSIG(status);
+	ev = status >> 16;
+	if (ev == PTRACE_EVENT_STOP) {
+		t->where = AT_SIGNAL_STOP;
+		if (rv_is_stop_sig(sig))
+			t->group_stopped = true;
+		if (rs->ending)
+			return finish(t);
+		return resume(t, 0); /* a group-stop on the way: go on */
+	}
+	if (sig == (SIGTRAP | 0x80)) {
+		t->where = AT_SYSCALL_STOP;
+		rs->in_entry = !rs->in_entry;
+		if (rs->slow && rs->in_entry && at_marker(t)) {
+			struct rv_regs regs;
+
+			/* Skip the marker and come back into get_signal(), where
+			 * the thread can be put back exactly. */
+			if (rv_arch_get_regs(th->tid, &regs) < 0)
+				return t->broken = -ESRCH;
+			rv_arch_clear_syscall(&regs);
+			rs->ending = true;
+			if (rv_arch_set_regs(th->tid, &regs) < 0 ||
+			    ptrace(PTRACE_INTERRUPT, th->tid, NULL, NULL) < 0)
+				return t->broken = negative_errno();
+		}
+		return resume(t, 0);
+	}
+	t->where = AT_SIGNAL_STOP;
+	if (ev == 0 && !rs->slow && sig == rs->stop_sig) {
+		uint32_t done = 0;
+
+		if (rv_mem_read(t, rs->ctl_addr + offsetof(struct rv_stub_ctl, done), &done,
+				sizeof(done)) == 0 &&
+		    done)
+			return finish(t);
+		/* A copy from elsewhere, before the program's end: the holder
+		 * ignores it anyway. */
+		return resume(t, 0);
+	}
+	if (rv_is_stop_sig(sig))
+		return resume(t, sig); /* it group-stops, then goes on */
+	/* Every other signal is blocked while the stub runs: this one was
+	 * forced by the stub itself (a fault). Put the thread back now; the
+	 * signal is discarded as it goes on. */
+	snprintf(rs->why, sizeof(rs->why), "the cut's code faulted in thread %d (signal %d)",
+		 th->tid, sig);
+	finish(t);
+	return -EFAULT;
+}
+
+static int run_timeout(struct rv_tracee *t)
+{
+	struct rv_run_state *rs = &t->run;
+	struct rv_proc_status st = {.state = '?'};
+
+	rv_read_status(t->pid, t->inj->tid, &st);
+	snprintf(rs->why, sizeof(rs->why), "thread %d did not finish the cut (state %c)",
+		 t->inj->tid, st.state);
+	if (t->where != RUNNING) {
+		/* At a stop (a group-stop we did not resume): put it back. */
+		rv_run_cure(t);
+		return -ETIMEDOUT;
+	}
+	/* Inside one of the program's syscalls (a close() that a hung FUSE
+	 * server holds up): it finishes the program and goes home by itself;
+	 * it is detached when it stops, or when this thread exits. */
+	ptrace(PTRACE_INTERRUPT, t->inj->tid, NULL, NULL);
+	t->abandoned = true;
+	return -ETIMEDOUT;
+}
+
+static uint64_t run_deadline(const struct rv_tracee *t)
+{
+	return t->run.run_deadline;
+}
+
+const struct rv_phase rv_phase_run = {
+    .start = run_start,
+    .feed = run_feed,
+    .timeout = run_timeout,
+    .deadline = run_deadline,
+};
+
+int rv_tracees_prepare(struct rv_tracee **ts, struct rv_prog **progs, size_t n, int *ret)
+{
+	for (size_t i = 0; i < n; i++) {
+		int r = 0;
+
+		if (ts[i] && progs[i]) {
+			ts[i]->run.prog = progs[i];
+			r = prepare(ts[i]);
+			if (r < 0)
+				ts[i]->run.prog = NULL;
+		}
+		if (ret)
+			ret[i] = r;
+	}
+	return 0;
+}
+
+void rv_tracees_unprepare(struct rv_tracee **ts, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!ts[i] || !ts[i]->run.prepared)
+			continue;
+		uninfect_memory(ts[i]);
+		ts[i]->run.prepared = false;
+		ts[i]->run.prog = NULL;
+	}
+}
+
+int rv_tracees_run(struct rv_tracee **ts, struct rv_prog **progs, size_t n, int *ret)
+{
+	_cleanup_free_ int *rets = calloc(n ? n : 1, sizeof(int));
+
+	if (!rets)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (ts[i] && progs && progs[i])
+			ts[i]->run.prog = progs[i];
+	rv_batch_drive(ts, n, &rv_phase_run, rets);
+	for (size_t i = 0; i < n; i++) {
+		if (!ts[i])
+			continue;
+		ts[i]->run.prog = NULL;
+		if (ret)
+			ret[i] = rets[i];
+	}
+	return 0;
+}
+
+int rv_tracee_run(struct rv_tracee *t, struct rv_prog *p)
+{
+	int r = 0, q;
+
+	if (!t || !p)
+		return -EINVAL;
+	q = rv_tracees_run(&t, &p, 1, &r);
+	return q < 0 ? q : r;
+}
+
+const char *rv_tracee_why(const struct rv_tracee *t)
+{
+	return t ? t->run.why : "";
+}
+
+int rv_tracee_syscall(struct rv_tracee *t, long nr, long *ret_result, long a0, long a1, long a2,
+		      long a3, long a4, long a5)
+{
+	const long args[6] = {a0, a1, a2, a3, a4, a5};
+	struct rv_prog *p = rv_prog_new();
+	int r, op;
+
+	if (!p)
+		return -ENOMEM;
+	op = rv_prog_add(p, RV_OP_SYSCALL, nr, args, 0, -1, -1);
+	r = op < 0 ? op : rv_tracee_run(t, p);
+	if (r == 0)
+		*ret_result = rv_prog_result(p, op, NULL);
+	rv_prog_free(p);
+	return r;
+}
+
+/* ---- release ----------------------------------------------------------------- */
+
+#define RESTOP_WAIT_NS (100 * 1000000ull)
+
+static int release_start(struct rv_tracee *t)
+{
+	if (t->run.entered && t->where == RUNNING) {
+		/* Abandoned in the middle of a program: the thread finishes it by
+		 * itself; the others go on now. */
+		if (t->inj && !t->inj->gone) {
+			rv_tracee_orphan(t->inj->tid);
+			t->inj->gone = true;
+		}
+	} else if (t->run.entered)
+		rv_run_cure(t);
+	rv_tracee_detach_all(t);
+	if (!t->group_stopped)
+		return 0;
+	/* A group-stopped thread we detach goes back to its stop a moment
+	 * later: wait for that, so that the caller sees it stopped as it was
+	 * (bounded: a SIGCONT while we held it ends the group-stop instead). */
+	t->rs_grace = rv_now_ns() + RESTOP_WAIT_NS;
+	return 1;
+}
+
+static int release_poll(struct rv_tracee *t, bool *progress)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct rv_proc_status st;
+
+		if (rv_read_status(t->pid, t->threads[i].tid, &st) < 0)
+			continue;
+		if (st.state != 'T' && st.state != 'Z' && st.state != 'X')
+			return 1;
+	}
+	*progress = true;
+	return 0;
+}
+
+static int release_feed(struct rv_tracee *t, struct rv_thread *th, int status)
+{
+	(void)t;
+	(void)th;
+	(void)status;
+	return 1;
+}
+
+static int release_timeout(struct rv_tracee *t)
+{
+	(void)t;
+	return 0;
+}
+
+static uint64_t release_deadline(const struct rv_tracee *t)
+{
+	return t->rs_grace;
+}
+
+const struct rv_phase rv_phase_release = {
+    .start = release_start,
+    .feed = release_feed,
+    .timeout = release_timeout,
+    .poll = release_poll,
+    .deadline = release_deadline,
+};
+
+void rv_tracees_release(struct rv_tracee **ts, size_t n)
+{
+	rv_batch_drive(ts, n, &rv_phase_release, NULL);
+	for (size_t i = 0; i < n; i++)
+		rv_tracee_free(ts[i]);
+	rv_tracee_reap_orphans();
+}
+
+int rv_tracee_release(struct rv_tracee *t)
+{
+	int r;
+
+	if (!t)
+		return 0;
+	r = t->broken;
+	rv_tracees_release(&t, 1);
+	return r < 0 && r != -ESRCH ? r : 0;
+}

@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Stopping every thread of a process with ptrace (PTRACE_SEIZE +
+ * PTRACE_INTERRUPT, re-listing /proc/PID/task until no new thread appears),
+ * and letting it go again. See ../shared/notes/injection.md.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "tracee.h"
+
+#define PF_EXITING   0x00000004u
+#define PF_IO_WORKER 0x00000010u
+#define PF_KTHREAD   0x00200000u
+
+/* Re-listing /proc/PID/task stops when a round finds no new thread; a
+ * process spawning threads faster than we stop them gives up here. */
+#define MAX_ROUNDS    64
+#define MAX_ANCESTORS 256
+
+/* ---- threads we could not detach yet ----------------------------------- */
+
+/* Only the thread that seized a tracee may detach it, so the list is per
+ * thread; the engine runs each call in a thread of its own, whose exit
+ * detaches whatever is left. */
+static __thread pid_t orphans[256];
+static __thread size_t norphans;
+
+void rv_tracee_reap_orphans(void)
+{
+	for (size_t i = 0; i < norphans;) {
+		int status;
+		pid_t p = waitpid(orphans[i], &status, __WALL | WNOHANG);
+
+		if (p == 0 && ptrace(PTRACE_DETACH, orphans[i], NULL, NULL) < 0) {
+			i++;
+			continue;
+		}
+		if (p > 0 && WIFSTOPPED(status)) {
+			/* A signal on its way in goes on with it, not dropped. */
+			long sig = status >> 16 == 0 && WSTOPSIG(status) != (SIGTRAP | 0x80)
+				       ? WSTOPSIG(status)
+				       : 0;
+			ptrace(PTRACE_DETACH, orphans[i], NULL, (void *)sig);
+		}
+		orphans[i] = orphans[--norphans];
+	}
+}
+
+void rv_tracee_orphan(pid_t tid)
+{
+	/* A full list means this thread exits with them still traced, which
+	 * detaches them too. */
+	if (norphans < ARRAY_SIZE(orphans))
+		orphans[norphans++] = tid;
+}
+
+/* ---- /proc ------------------------------------------------------------ */
+
+static ssize_t read_text(const char *path, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t l;
+
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	l = read(fd, buf, size - 1);
+	if (l < 0)
+		return errno == ESRCH ? -ESRCH : negative_errno();
+	buf[l] = '\0';
+	return l;
+}
+
+int rv_read_status(pid_t pid, pid_t tid, struct rv_proc_status *ret)
+{
+	char path[64], buf[4096];
+	ssize_t l;
+
+	if (tid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	l = read_text(path, buf, sizeof(buf));
+	if (l < 0)
+		return (int)l;
+	return rv_parse_status(buf, ret);
+}
+
+static int read_stat(pid_t pid, pid_t tid, struct rv_proc_stat *ret)
+{
+	char path[64], buf[1024];
+	ssize_t l;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	l = read_text(path, buf, sizeof(buf));
+	if (l < 0)
+		return (int)l;
+	return rv_parse_stat(buf, ret);
+}
+
+static void add_tracer(pid_t tracer, pid_t *v, size_t cap, size_t *n)
+{
+	struct rv_proc_status tst;
+
+	if (tracer > 0 && *n < cap && rv_read_status(tracer, 0, &tst) == 0)
+		v[(*n)++] = tst.tgid;
+}
+
+/* Stopping a tracer of ours (or of an ancestor, which then waits on it
+ * while we wait on the ancestor) would hang both. Lists the thread groups
+ * tracing any thread of ours or an ancestor (read once per batch). */
+static size_t our_tracers(pid_t *v, size_t cap)
+{
+	struct rv_proc_status st;
+	size_t n = 0;
+	pid_t pid;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		int tid;
+
+		if (rv_parse_int(de->d_name, &tid) == 0 && rv_read_status(getpid(), tid, &st) == 0)
+			add_tracer(st.tracer, v, cap, &n);
+	}
+	if (d)
+		closedir(d);
+	if (rv_read_status(getpid(), 0, &st) < 0)
+		return n;
+	pid = st.ppid;
+	for (int depth = 0; depth < MAX_ANCESTORS && pid > 0; depth++) {
+		if (rv_read_status(pid, 0, &st) < 0)
+			break; /* an ancestor vanished: nothing left to check above it */
+		add_tracer(st.tracer, v, cap, &n);
+		pid = st.ppid;
+	}
+	return n;
+}
+
+/* ---- the stop phase ------------------------------------------------------ */
+
+struct rv_thread *rv_tracee_thread(struct rv_tracee *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->threads[i].tid == tid)
+			return &t->threads[i];
+	return NULL;
+}
+
+static int add_thread(struct rv_tracee *t, pid_t tid)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 8;
+		struct rv_thread *v = realloc(t->threads, cap * sizeof(*v));
+		ptrdiff_t inj = t->inj ? t->inj - t->threads : -1;
+
+		if (!v)
+			return -ENOMEM;
+		t->threads = v;
+		t->cap = cap;
+		if (inj >= 0)
+			t->inj = &v[inj];
+	}
+	t->threads[t->n++] = (struct rv_thread){.tid = tid};
+	return 0;
+}
+
+/* Seize and interrupt every thread of the task list not seized yet.
+ * t->seize_again: some thread could not be seized yet (D state) or is new:
+ * list the tasks again once the seized ones stopped. */
+static int seize_new(struct rv_tracee *t)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", t->pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	t->seize_again = false;
+	t->found_new = false;
+	while ((de = readdir(d))) {
+		struct rv_proc_status st;
+		struct rv_proc_stat pst;
+		long opts = PTRACE_O_TRACESYSGOOD;
+		int tid;
+
+		if (rv_parse_int(de->d_name, &tid) < 0 || rv_tracee_thread(t, tid))
+			continue;
+		if (tid == t->pid && t->have_leader_st) {
+			/* The checks just read it: the same file. */
+			st = t->leader_st;
+			r = 0;
+		} else
+			r = rv_read_status(t->pid, tid, &st);
+		t->have_leader_st = false;
+		if (r == 0 && st.state == 'D') {
+			/* Uninterruptible (a vfork parent, I/O): PTRACE_INTERRUPT
+			 * would not stop it, and a seized thread we cannot wait
+			 * for we cannot detach either. Wait for it unseized, until
+			 * the deadline. */
+			if (rv_now_ns() >= t->deadline_ns) {
+				snprintf(t->reason, 128, "thread %d would not stop (state %c)", tid,
+					 st.state);
+				r = -ETIMEDOUT;
+				goto out;
+			}
+			t->seize_again = true;
+			continue;
+		}
+		if (r == -ESRCH)
+			continue;
+		if (r < 0)
+			goto out;
+		if (st.state == 'Z' || st.state == 'X')
+			continue; /* a zombie leader: its live threads carry the process */
+		if (st.tracer != 0) {
+			snprintf(t->reason, 128, "already traced by pid %d", st.tracer);
+			r = -EPERM;
+			goto out;
+		}
+		r = read_stat(t->pid, tid, &pst);
+		if (r == -ESRCH)
+			continue;
+		if (r < 0)
+			goto out;
+		/* io_uring workers never return to user space; exiting threads
+		 * cannot be seized. */
+		if (pst.flags & (PF_IO_WORKER | PF_KTHREAD | PF_EXITING))
+			continue;
+		/* Seccomp filters apply to the stub's syscalls (a RET_KILL on
+		 * dup3 would kill the holder): suspend them, or refuse. */
+		if (st.seccomp != 0)
+			opts |= PTRACE_O_SUSPEND_SECCOMP;
+		if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)opts) < 0) {
+			if (errno == ESRCH)
+				continue;
+			r = negative_errno();
+			if (r == -EPERM && rv_read_status(t->pid, tid, &st) == 0 && st.tracer != 0)
+				snprintf(t->reason, 128, "already traced by pid %d", st.tracer);
+			else if (r == -EPERM && (opts & PTRACE_O_SUSPEND_SECCOMP))
+				snprintf(
+				    t->reason, 128,
+				    "under a seccomp filter; suspending it needs CAP_SYS_ADMIN");
+			else if (r == -EINVAL && (opts & PTRACE_O_SUSPEND_SECCOMP))
+				snprintf(t->reason, 128,
+					 "under a seccomp filter; kernel cannot suspend it");
+			else
+				snprintf(t->reason, 128, "cannot trace thread %d: %s", tid,
+					 strerror(-r));
+			if (r == -EINVAL)
+				r = -EPERM;
+			goto out;
+		}
+		r = add_thread(t, tid);
+		if (r < 0) {
+			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+			rv_tracee_orphan(tid); /* detached by the next call once it stops */
+			snprintf(t->reason, 128, "out of memory");
+			goto out;
+		}
+		if (t->stop_start_ns == 0)
+			t->stop_start_ns = rv_now_ns();
+		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
+			t->threads[t->n - 1].gone = true; /* died between seize and interrupt */
+		else
+			t->threads[t->n - 1].awaited = true;
+		t->seize_again = true;
+		t->found_new = true;
+	}
+	r = 0;
+out:
+	closedir(d);
+	return r;
+}
+
+void rv_tracee_detach_all(struct rv_tracee *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct rv_thread *th = &t->threads[i];
+
+		if (th->gone)
+			continue;
+		if (ptrace(PTRACE_DETACH, th->tid, NULL, (void *)(long)th->detach_sig) < 0 &&
+		    errno == ESRCH) {
+			/* Not in a ptrace stop (yet): an interrupt is pending. */
+			int status;
+
+			if (waitpid(th->tid, &status, __WALL | WNOHANG) == th->tid &&
+			    WIFSTOPPED(status))
+				ptrace(PTRACE_DETACH, th->tid, NULL, NULL);
+			else if (kill(th->tid, 0) == 0 || errno != ESRCH)
+				rv_tracee_orphan(th->tid);
+		}
+		th->gone = true;
+	}
+}
+
+void rv_tracee_free(struct rv_tracee *t)
+{
+	if (!t)
+		return;
+	free(t->run.saved_data);
+	free(t->run.saved_code);
+	safe_close(t->mem_fd);
+	free(t->threads);
+	free(t);
+}
+
+/* What can be checked before touching the process. */
+static int check_req(struct rv_stop_req *q, const pid_t *tracers, size_t ntracers,
+		     struct rv_proc_status *ret_st)
+{
+	struct rv_proc_status st;
+	int r;
+
+	if (q->pid <= 0)
+		return -EINVAL;
+	if (q->pid == getpid()) {
+		snprintf(q->reason, 128, "is the calling process");
+		return -EPERM;
+	}
+	if (q->have_status) {
+		st = q->status;
+		r = 0;
+	} else
+		r = rv_read_status(q->pid, 0, &st);
+	if (r < 0) {
+		if (r == -ESRCH)
+			snprintf(q->reason, 128, "exited");
+		return r;
+	}
+	if (st.tgid != q->pid) {
+		snprintf(q->reason, 128, "not a process (a thread of %d)", st.tgid);
+		return -ESRCH;
+	}
+	if (st.tracer != 0) {
+		snprintf(q->reason, 128, "already traced by pid %d", st.tracer);
+		return -EPERM;
+	}
+	for (size_t i = 0; i < ntracers; i++)
+		if (tracers[i] == q->pid) {
+			snprintf(q->reason, 128, "traces the caller or one of its ancestors");
+			return -EPERM;
+		}
+	if (q->pidfd >= 0 && syscall(SYS_pidfd_send_signal, q->pidfd, 0, NULL, 0) < 0) {
+		snprintf(q->reason, 128, "exited");
+		return -ESRCH;
+	}
+	*ret_st = st;
+	return 0;
+}
+
+/* Every thread stopped and no new one: pick the thread that runs our
+ * programs. */
+static int stop_finish(struct rv_tracee *t)
+{
+	struct rv_thread *pick = NULL;
+	int r;
+
+	/* The process behind the pid may have died and the pid been reused
+	 * before we seized it; the pidfd still names the original. */
+	if (t->pidfd >= 0 && syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) < 0) {
+		snprintf(t->reason, 128, "exited (pid reused)");
+		return -ESRCH;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		if (!t->threads[i].gone && (!pick || t->threads[i].tid == t->pid))
+			pick = &t->threads[i];
+	if (!pick) {
+		snprintf(t->reason, 128, "exited");
+		return -ESRCH;
+	}
+	r = rv_run_pick(t, pick);
+	if (r < 0)
+		snprintf(t->reason, 128, "%s", t->run.why);
+	return r;
+}
+
+static bool all_stopped(const struct rv_tracee *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (!t->threads[i].stopped && !t->threads[i].gone)
+			return false;
+	return true;
+}
+
+/* Seize what is new; 1 while stops are awaited, 0 once every thread is
+ * stopped and the injecting thread picked, -errno. */
+static int stop_advance(struct rv_tracee *t)
+{
+	while (all_stopped(t)) {
+		int r;
+
+		if (!t->seize_again)
+			return stop_finish(t);
+		if (t->rounds == MAX_ROUNDS) {
+			snprintf(t->reason, 128, "keeps creating threads");
+			return -ETIMEDOUT;
+		}
+		r = seize_new(t);
+		if (r < 0)
+			return r;
+		if (t->found_new) {
+			t->rounds++;
+			t->wait_deadline = rv_stop_deadline(t->deadline_ns);
+		} else if (t->seize_again)
+			return 1; /* a thread in D state: look again next sweep */
+	}
+	return 1;
+}
+
+static int stop_start(struct rv_tracee *t)
+{
+	t->seize_again = true;
+	return stop_advance(t);
+}
+
+static int stop_poll(struct rv_tracee *t, bool *progress)
+{
+	size_t n = t->n;
+	int r;
+
+	/* Only when waiting for a thread to leave the D state. */
+	if (!all_stopped(t) || !t->seize_again)
+		return 1;
+	r = stop_advance(t);
+	if (r != 1 || t->n != n)
+		*progress = true;
+	return r;
+}
+
+static int stop_feed(struct rv_tracee *t, struct rv_thread *th, int status)
+{
+	if (status == -1 || WIFEXITED(status) || WIFSIGNALED(status)) {
+		th->gone = true;
+		th->awaited = false;
+	} else if (WIFSTOPPED(status) && status >> 16 == PTRACE_EVENT_STOP) {
+		/* Also a group-stop (SIGSTOP): the kernel reinstates it when we
+		 * detach. */
+		if (rv_is_stop_sig(WSTOPSIG(status)))
+			t->group_stopped = true;
+		th->stopped = true;
+		th->awaited = false;
+	} else if (WIFSTOPPED(status) && status >> 16 == 0 &&
+		   WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+		/* A signal on its way in before our interrupt: give it back;
+		 * the interrupt stop follows. */
+		ptrace(PTRACE_CONT, th->tid, NULL, (void *)(long)WSTOPSIG(status));
+		return 1;
+	} else {
+		ptrace(PTRACE_CONT, th->tid, NULL, NULL);
+		return 1;
+	}
+	return stop_advance(t);
+}
+
+static int stop_timeout(struct rv_tracee *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct rv_thread *th = &t->threads[i];
+		struct rv_proc_status st = {.state = '?'};
+
+		if (th->stopped || th->gone)
+			continue;
+		rv_read_status(t->pid, th->tid, &st);
+		snprintf(t->reason, 128, "thread %d would not stop (state %c)", th->tid, st.state);
+		return -ETIMEDOUT;
+	}
+	snprintf(t->reason, 128, "thread would not stop");
+	return -ETIMEDOUT;
+}
+
+static uint64_t stop_deadline(const struct rv_tracee *t)
+{
+	/* A round of stops gets at least RV_STOP_WAIT_MIN_NS; waiting for a
+	 * thread to leave the D state, only the caller's deadline. */
+	if (all_stopped(t))
+		return t->deadline_ns;
+	return t->wait_deadline > t->deadline_ns ? t->wait_deadline : t->deadline_ns;
+}
+
+static const struct rv_phase phase_stop = {
+    .start = stop_start,
+    .feed = stop_feed,
+    .timeout = stop_timeout,
+    .poll = stop_poll,
+    .deadline = stop_deadline,
+};
+
+int rv_tracees_stop(struct rv_stop_req *reqs, size_t n, uint64_t deadline_ns)
+{
+	pid_t tracers[MAX_ANCESTORS];
+	size_t ntracers;
+	struct rv_tracee **w;
+	int *ret;
+
+	rv_tracee_reap_orphans();
+	if (deadline_ns == 0)
+		deadline_ns = rv_now_ns() + RV_DEFAULT_TIMEOUT_MS * 1000000ull;
+	w = calloc(n ? n : 1, sizeof(*w));
+	ret = calloc(n ? n : 1, sizeof(*ret));
+	if (!w || !ret) {
+		free(w);
+		free(ret);
+		return -ENOMEM;
+	}
+	ntracers = our_tracers(tracers, ARRAY_SIZE(tracers));
+	for (size_t i = 0; i < n; i++) {
+		struct rv_stop_req *q = &reqs[i];
+		struct rv_proc_status st;
+		struct rv_tracee *t;
+		int r;
+
+		q->tracee = NULL;
+		q->error = 0;
+		q->reason[0] = '\0';
+		r = check_req(q, tracers, ntracers, &st);
+		if (r < 0) {
+			q->error = -r;
+			continue;
+		}
+		t = calloc(1, sizeof(*t));
+		if (!t) {
+			for (size_t j = 0; j < i; j++)
+				rv_tracee_free(w[j]);
+			free(w);
+			free(ret);
+			return -ENOMEM;
+		}
+		t->pid = q->pid;
+		t->pidfd = q->pidfd;
+		t->mem_fd = -1;
+		t->deadline_ns = deadline_ns;
+		t->wait_deadline = rv_stop_deadline(deadline_ns);
+		t->leader_st = st;
+		t->have_leader_st = true;
+		t->reason = q->reason;
+		w[i] = t;
+	}
+
+	rv_batch_drive(w, n, &phase_stop, ret);
+
+	for (size_t i = 0; i < n; i++) {
+		struct rv_tracee *t = w[i];
+
+		if (!t)
+			continue;
+		t->reason = NULL;
+		if (ret[i] < 0) {
+			rv_tracee_detach_all(t);
+			rv_tracee_free(t);
+			reqs[i].error = -ret[i];
+			continue;
+		}
+		reqs[i].reason[0] = '\0';
+		reqs[i].tracee = t;
+	}
+	free(w);
+	free(ret);
+	return 0;
+}
+
+int rv_tracee_stop(pid_t pid, int pidfd, uint64_t deadline_ns, struct rv_tracee **ret,
+		   char reason[128])
+{
+	struct rv_stop_req q = {.pid = pid, .pidfd = pidfd};
+	int r;
+
+	reason[0] = '\0';
+	r = rv_tracees_stop(&q, 1, deadline_ns);
+	if (r < 0)
+		return r;
+	memcpy(reason, q.reason, 128);
+	if (q.error)
+		return -q.error;
+	*ret = q.tracee;
+	return 0;
+}
+
+uint64_t rv_tracee_stopped_ns(const struct rv_tracee *t)
+{
+	return t && t->stop_start_ns ? rv_now_ns() - t->stop_start_ns : 0;
+}
+
+pid_t rv_tracee_tid(const struct rv_tracee *t)
+{
+	return t && t->inj ? t->inj->tid : -1;
+}

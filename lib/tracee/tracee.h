@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Private to lib/tracee/: one stopped process and the phases it goes
+ * through. See ../shared/notes/injection.md.
+ *
+ *   stop.c    seize and interrupt every thread, wait for the stops (many at once)
+ *   run.c     run a program (prog.c) through the stub in one thread, take it home
+ *   place.c   where the stub's code and the program's memory go in the holder
+ *   mem.c     reading and writing the holder's memory
+ *   batch.c   the one loop that drives many tracees through a phase at once
+ *
+ * A tracee moves STOPPING -> STOPPED -> RUNNING -> STOPPED ... -> released.
+ * Every phase is a small state machine (start, feed one wait status, timeout)
+ * that batch.c drives for all tracees together; nothing ever waits for one
+ * tracee alone while others could make progress.
+ */
+#ifndef REVOKE_TRACEE_H
+#define REVOKE_TRACEE_H
+
+#include <signal.h>
+
+#include "arch/arch.h"
+#include "internal.h"
+#include "stub/stub-abi.h"
+
+struct rv_thread {
+	pid_t tid;
+	bool stopped; /* its stop was reported to us */
+	bool gone;
+	bool awaited;	/* batch.c: the phase waits for an event of this thread */
+	int detach_sig; /* a stop signal to hand back on detach */
+};
+
+/* Where the injecting thread is. */
+enum {
+	AT_SIGNAL_STOP,	 /* inside get_signal(): interrupt, group-stop, signal delivery */
+	AT_SYSCALL_STOP, /* a syscall entry or exit stop (PTRACE_SYSCALL) */
+	RUNNING,
+};
+
+/* The program running in the tracee (run.c). */
+struct rv_run_state {
+	struct rv_prog *prog;
+	uint64_t ctl_addr;   /* the rv_stub_ctl in the holder */
+	uint64_t data_low;   /* the lowest byte of ours below its stack pointer */
+	size_t data_len;     /* [data_low, data_low + data_len) */
+	uint8_t *saved_data; /* what was there before */
+	uint64_t code_addr;
+	size_t code_len;
+	uint8_t *saved_code;
+	bool code_written, data_written;
+	bool prepared; /* everything is in the holder's memory, nothing runs it yet */
+	bool entered;  /* registers point into the stub */
+	uint64_t entry_sp;
+	uint64_t run_mask; /* the mask while the stub runs */
+	bool slow;	   /* no stop signal to use: stepping with PTRACE_SYSCALL */
+	bool in_entry;	   /* slow: at a syscall entry stop (else exit) */
+	bool ending;	   /* slow: past the marker, on the way back into get_signal */
+	int stop_sig;
+	uint64_t run_deadline;
+	char why[128]; /* why the program could not run or finish */
+};
+
+struct rv_tracee {
+	pid_t pid;
+	int pidfd;
+	uint64_t deadline_ns, stop_start_ns;
+	struct rv_thread *threads;
+	size_t n, cap;
+	struct rv_thread *inj; /* the thread that runs our programs */
+	struct rv_regs saved;  /* its registers when it stopped */
+	uint64_t sigmask;      /* its signal mask when it stopped */
+	bool mask_saved;
+	bool in_syscall;
+	int where;
+	bool rseq_abort;
+	uint64_t rseq_abort_ip;
+	int broken;	    /* sticky: the tracee cannot be used any more */
+	bool group_stopped; /* in a group-stop (SIGSTOP) as far as we saw */
+	bool abandoned;	    /* left to finish on its own */
+	int mem_fd;	    /* /proc/PID/mem, opened when needed */
+
+	/* Stop phase (stop.c). */
+	int rounds;			 /* task-list rounds that found new threads */
+	bool seize_again;		 /* list the tasks again once the seized stopped */
+	bool found_new;			 /* this round seized new threads */
+	uint64_t wait_deadline;		 /* for the stops of the current round */
+	struct rv_proc_status leader_st; /* read by the checks, for the first seize */
+	bool have_leader_st;
+	char *reason; /* where a failure is explained (128 bytes) */
+	int stop_error;
+
+	/* Run phase (run.c). */
+	struct rv_run_state run;
+
+	/* Release phase. */
+	uint64_t rs_grace;
+	bool rs_cleared, rs_want_signal;
+	int rs_result;
+};
+
+static inline bool rv_is_stop_sig(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/*
+ * A ptrace stop normally follows in microseconds: a wait for one gets at
+ * least this long, even past the deadline, so that one holder that used up
+ * the time (a D-state thread waited for until the deadline) does not fail
+ * every stop and cut after it. Still bounded.
+ */
+#define RV_STOP_WAIT_MIN_NS (100 * 1000000ull)
+static inline uint64_t rv_stop_deadline(uint64_t deadline)
+{
+	uint64_t floor = rv_now_ns() + RV_STOP_WAIT_MIN_NS;
+
+	return deadline > floor ? deadline : floor;
+}
+
+/* ---- batch.c ---------------------------------------------------------- */
+
+/*
+ * One phase for many tracees. start() begins it for one tracee; feed()
+ * gets each wait status of a thread of that tracee whose `awaited` flag is
+ * set (-1: the thread is gone, no status); timeout() is called once its deadline passed. Each
+ * returns 1 while the phase goes on for that tracee (waiting for awaited threads), 0 when it is
+ * over, -errno when it failed (over too).
+ */
+struct rv_phase {
+	int (*start)(struct rv_tracee *t);
+	int (*feed)(struct rv_tracee *t, struct rv_thread *th, int status);
+	int (*timeout)(struct rv_tracee *t);
+	/* Optional: called every sweep, for work that no wait status announces
+	 * (a thread in D state to seize once it leaves it); sets *progress when
+	 * it did something. Returns as the others. */
+	int (*poll)(struct rv_tracee *t, bool *progress);
+	/* When the phase gives up on a tracee (its deadline): defaults to the
+	 * tracee's own deadline_ns. */
+	uint64_t (*deadline)(const struct rv_tracee *t);
+};
+
+/* Drives TS[0..N) (NULL entries skipped) through PHASE; RET[i] gets each
+ * one's outcome (0 or -errno). */
+void rv_batch_drive(struct rv_tracee **ts, size_t n, const struct rv_phase *phase, int *ret);
+
+/* ---- stop.c ------------------------------------------------------------ */
+
+void rv_tracee_free(struct rv_tracee *t);
+struct rv_thread *rv_tracee_thread(struct rv_tracee *t, pid_t tid);
+/* Detach every thread (the stop signal each must get back, if any). */
+void rv_tracee_detach_all(struct rv_tracee *t);
+/* A thread we seized but cannot detach now (running in our program past the
+ * deadline): detached once it stops, by a later call in this thread, or by
+ * the kernel when this thread exits. */
+void rv_tracee_orphan(pid_t tid);
+void rv_tracee_reap_orphans(void);
+int rv_read_status(pid_t pid, pid_t tid, struct rv_proc_status *ret);
+
+/* ---- mem.c -------------------------------------------------------------- */
+
+int rv_mem_read(struct rv_tracee *t, uint64_t addr, void *buf, size_t len);
+/* Writes what the holder itself could write (process_vm_writev, else
+ * PTRACE_POKEDATA): never into memory it could not write itself. */
+int rv_mem_write(struct rv_tracee *t, uint64_t addr, const void *buf, size_t len);
+/* Writes into text as a debugger does (/proc/PID/mem, FOLL_FORCE: a
+ * private copy-on-write page of the holder's). */
+int rv_mem_poke_text(struct rv_tracee *t, uint64_t addr, const void *buf, size_t len);
+
+/* ---- place.c ----------------------------------------------------------- */
+
+/* Where LEN bytes of code can go in T: bytes its own code never runs (the
+ * padding after the vDSO image), all zero or already our stub. -ENOSPC. */
+int rv_place_code(struct rv_tracee *t, size_t len, uint64_t *ret_addr);
+/* A signal for the stub's stop: one the injecting thread neither catches
+ * nor blocks and whose default action is to ignore it (or that is
+ * ignored), so that a copy the kernel delivers after we are gone is
+ * discarded. 0 if there is none. */
+int rv_place_stop_signal(struct rv_tracee *t);
+
+/* ---- run.c ---------------------------------------------------------------- */
+
+extern const struct rv_phase rv_phase_run;
+extern const struct rv_phase rv_phase_release;
+/* Restore the injecting thread at once (registers, mask, memory) when it is
+ * at a stop: used on every path that gives up on a program. */
+int rv_run_cure(struct rv_tracee *t);
+/* Make TH the thread that runs programs: its registers, signal mask, rseq. */
+int rv_run_pick(struct rv_tracee *t, struct rv_thread *th);
+
+#endif
