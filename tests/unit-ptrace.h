@@ -142,7 +142,7 @@ static inline int tracer_of(pid_t pid)
 	return st.tracer;
 }
 
-static struct rv_tracee *stop(pid_t pid)
+static inline struct rv_tracee *stop(pid_t pid)
 {
 	struct rv_tracee *t = NULL;
 	char reason[128];

@@ -241,6 +241,7 @@ static int infect(struct rv_tracee *t)
 	rs->entry_sp = stack_top - 8;
 	rs->run_mask = run_mask;
 	rs->prepared = true;
+	rv_fault("prepared");
 	return 0;
 }
 
@@ -262,11 +263,13 @@ static int enter(struct rv_tracee *t)
 	}
 	rs->entered = true;
 	rs->prepared = false;
+	rv_fault("entered");
 	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(rs->run_mask), &rs->run_mask) < 0) {
 		r = negative_errno();
 		rv_run_cure(t);
 		return r;
 	}
+	rv_fault("masked");
 	return 0;
 }
 
@@ -290,6 +293,7 @@ int rv_run_cure(struct rv_tracee *t)
 	 * in the stub, which takes it home with the frame. */
 	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(t->sigmask), &t->sigmask) < 0)
 		r = negative_errno();
+	rv_fault("cure-mask");
 	regs = t->saved;
 	if (t->rseq_abort)
 		rv_arch_set_ip(&regs, t->rseq_abort_ip);
@@ -300,6 +304,7 @@ int rv_run_cure(struct rv_tracee *t)
 		return q;
 	}
 	rs->entered = false;
+	rv_fault("cured");
 	uninfect_memory(t);
 	return r;
 }
@@ -320,6 +325,8 @@ static int resume(struct rv_tracee *t, int sig)
 	}
 	t->where = RUNNING;
 	t->inj->awaited = true;
+	if (t->run.entered)
+		rv_fault("running");
 	return 1;
 }
 
@@ -336,6 +343,7 @@ static int finish(struct rv_tracee *t)
 
 	t->where = AT_SIGNAL_STOP;
 	t->inj->awaited = false;
+	rv_fault("stopped");
 	r = ctl ? rv_mem_read(t, rs->ctl_addr, ctl, len) : -ENOMEM;
 	if (r == 0 && (ctl->magic != RV_STUB_MAGIC || !ctl->done))
 		r = -EPROTO;

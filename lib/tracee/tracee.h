@@ -178,6 +178,16 @@ int rv_place_code(struct rv_tracee *t, size_t len, uint64_t *ret_addr);
  * discarded. 0 if there is none. */
 int rv_place_stop_signal(struct rv_tracee *t);
 
+/* ---- fault.c ----------------------------------------------------------- */
+
+/*
+ * Fault injection for the tests that prove a holder survives our death at
+ * every step (tests/test-unit-death.c), as CRIU's CRIU_FAULT: when the
+ * environment's REVOKE_FAULT names POINT, the whole calling process is
+ * SIGKILLed there. Read once; costs a string compare when set, nothing else.
+ */
+void rv_fault(const char *point);
+
 /* ---- run.c ---------------------------------------------------------------- */
 
 extern const struct rv_phase rv_phase_run;

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The revoker dies at every step of a cut (lib/tracee/fault.c points,
+ * REVOKE_FAULT): each holder must go on exactly as it was, or fully cut —
+ * never half (its descriptor and its mapping of the file agree), never with
+ * the stub's registers or mask, never with a syscall result made up, never
+ * stopped or traced.
+ *
+ * The tracer is a child of the case, killed by SIGKILL at the named point;
+ * the victim is another child (so its PDEATHSIG follows the case, not the
+ * tracer), in one of three shapes: a register/FPU checking loop, a nanosleep
+ * (a restart block), a pipe read.
+ */
+#include <math.h>
+#include <setjmp.h>
+
+#include "unit-ptrace.h"
+
+/* M_SLOW: a register loop that catches every signal the stub could stop
+ * with (place.c), so the cut is stepped with PTRACE_SYSCALL instead. */
+enum { M_REGS, M_SLEEP, M_READ, M_SLOW, NMODES };
+static const char *const mode_name[] = {"registers", "nanosleep", "read", "slow path"};
+
+#define HOLD_FD 70
+
+static char g_path[64];
+static int g_mode;
+static volatile int *g_flag;
+static sigjmp_buf g_jmp;
+
+struct report {
+	int bad_regs; /* M_REGS: a register changed behind its back */
+	long ret;     /* M_SLEEP, M_READ: the syscall's result */
+	int err;
+	uint64_t ns;   /* M_SLEEP: how long it slept */
+	char byte;     /* M_READ */
+	int fd_state;  /* 1 the file, 2 dead (memfd revoked), 0 else */
+	int map_state; /* 1 read the file's byte, 2 SIGBUS, 0 else */
+	int mask_same; /* the signal mask is what it set */
+	int handled;   /* M_SLOW: handler runs (there must be none) */
+};
+
+static volatile sig_atomic_t g_handled;
+static void on_any(int sig)
+{
+	(void)sig;
+	g_handled++;
+}
+
+static void on_bus(int sig)
+{
+	(void)sig;
+	siglongjmp(g_jmp, 1);
+}
+
+/* Busy loop holding values in general, SSE and x87 registers; 1 if any
+ * changed behind its back. Stops when *flag becomes non-zero. */
+static int register_loop(volatile int *flag)
+{
+	int bad = 0;
+	double pi = 0;
+
+	__asm__ volatile("movabs $0x1111111111111111, %%r12\n\t"
+			 "movabs $0x2222222222222222, %%r13\n\t"
+			 "movq %%r12, %%xmm8\n\t"
+			 "movq %%r13, %%xmm9\n\t"
+			 "fldpi\n\t"
+			 "1:\n\t"
+			 "movq %%xmm8, %%rax\n\t"
+			 "cmp %%r12, %%rax\n\t"
+			 "jne 2f\n\t"
+			 "movq %%xmm9, %%rax\n\t"
+			 "cmp %%r13, %%rax\n\t"
+			 "jne 2f\n\t"
+			 "movabs $0x1111111111111111, %%rax\n\t"
+			 "cmp %%rax, %%r12\n\t"
+			 "jne 2f\n\t"
+			 "cmpl $0, (%[flag])\n\t"
+			 "je 1b\n\t"
+			 "jmp 3f\n\t"
+			 "2: movl $1, %[bad]\n\t"
+			 "3: fstpl %[pi]\n\t"
+			 : [bad] "+m"(bad), [pi] "=m"(pi)
+			 : [flag] "r"(flag)
+			 : "rax", "r12", "r13", "xmm8", "xmm9", "memory", "cc");
+	return bad || pi != M_PI;
+}
+
+static void v_holder(int in, int out)
+{
+	struct report rep = {0};
+	sigset_t mine, now;
+	char link[64], target[256];
+	volatile char *m;
+	int fd = open(g_path, O_RDWR | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0 || dup2(fd, HOLD_FD) != HOLD_FD)
+		_exit(3);
+	close(fd);
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, HOLD_FD, 0);
+	if (m == MAP_FAILED)
+		_exit(3);
+	/* A mask of its own, which must come back exactly. */
+	sigemptyset(&mine);
+	sigaddset(&mine, SIGUSR2);
+	sigaddset(&mine, SIGRTMIN + 3);
+	sigprocmask(SIG_SETMASK, &mine, NULL);
+	signal(SIGBUS, on_bus);
+	if (g_mode == M_SLOW) {
+		static const int all[] = {SIGURG,  SIGWINCH, SIGCHLD, SIGPIPE, SIGHUP,	 SIGUSR1,
+					  SIGALRM, SIGTERM,  SIGINT,  SIGQUIT, SIGPROF,	 SIGVTALRM,
+					  SIGXCPU, SIGXFSZ,  SIGIO,   SIGPWR,  SIGSTKFLT};
+
+		for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+			signal(all[i], on_any);
+	}
+	xwrite(out, "r", 1);
+
+	switch (g_mode) {
+	case M_REGS:
+	case M_SLOW:
+		rep.bad_regs = register_loop(g_flag);
+		rep.handled = g_handled;
+		break;
+	case M_SLEEP: {
+		struct timespec req = {1, 200000000};
+		uint64_t t0 = rv_now_ns();
+
+		rep.ret = syscall(SYS_nanosleep, &req, NULL);
+		rep.err = rep.ret < 0 ? errno : 0;
+		rep.ns = rv_now_ns() - t0;
+		break;
+	}
+	case M_READ:
+		rep.ret = read(in, &rep.byte, 1);
+		rep.err = rep.ret < 0 ? errno : 0;
+		break;
+	}
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", HOLD_FD);
+	n = readlink(link, target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = '\0';
+	rep.fd_state = strcmp(target, g_path) == 0			 ? 1
+		       : strcmp(target, "/memfd:revoked (deleted)") == 0 ? 2
+									 : 0;
+	if (sigsetjmp(g_jmp, 1) == 0)
+		rep.map_state = m[0] == 'd' ? 1 : 0;
+	else
+		rep.map_state = 2;
+	sigprocmask(SIG_SETMASK, NULL, &now);
+	rep.mask_same = sigismember(&now, SIGUSR2) && sigismember(&now, SIGRTMIN + 3) &&
+			!sigismember(&now, SIGUSR1) && !sigismember(&now, SIGBUS);
+	xwrite(out, &rep, sizeof(rep));
+}
+
+/* The revoker: stops the victim and cuts its descriptor and mapping, dying
+ * at POINT. */
+static void tracer(pid_t pid, const char *point, uint64_t map)
+{
+	struct revoke_ref refs[2] = {{.type = REVOKE_REF_FD, .fd = HOLD_FD, .fd_flags = FD_CLOEXEC},
+				     {.type = REVOKE_REF_MAP,
+				      .start = map,
+				      .end = map + 4096,
+				      .prot = PROT_READ,
+				      .map_flags = MAP_SHARED}};
+	struct rv_tracee *t = NULL;
+	struct rv_holder h;
+	char reason[128];
+
+	if (point)
+		setenv("REVOKE_FAULT", point, 1);
+	if (rv_tracee_stop(pid, -1, after_ms(5000), &t, reason) < 0)
+		_exit(10);
+	h = holder(pid, refs, 2);
+	if (rv_cut_holder(&h, t) < 0)
+		_exit(11);
+	rv_tracee_release(t);
+	_exit(0);
+}
+
+static uint64_t mapping_of(pid_t pid)
+{
+	char path[64], line[512];
+	uint64_t start = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	CHECK(f, "maps: %m");
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, g_path)) {
+			start = strtoull(line, NULL, 16);
+			break;
+		}
+	fclose(f);
+	CHECK(start, "the victim's mapping of the file is not in its maps");
+	return start;
+}
+
+/* One victim of MODE, one revoker dying at POINT (NULL: not dying). */
+static void one(int mode, const char *point, bool want_cut)
+{
+	struct victim v;
+	struct report rep;
+	uint64_t map, deadline;
+	pid_t tr;
+	int status, fd;
+	char c;
+
+	snprintf(g_path, sizeof(g_path), "/tmp/test-unit-death-XXXXXX");
+	fd = mkostemp(g_path, O_CLOEXEC);
+	CHECK(fd >= 0, "mkostemp: %m");
+	xwrite(fd, "data", 4);
+	close(fd);
+	g_mode = mode;
+	*g_flag = 0;
+	victim_start(&v, v_holder);
+	xread(v.out, &c, 1);
+	map = mapping_of(v.pid);
+	if (mode == M_SLEEP)
+		wait_in_syscall(v.pid, v.pid, SYS_nanosleep);
+	else if (mode == M_READ)
+		wait_in_syscall(v.pid, v.pid, SYS_read);
+	else
+		sleep_ms(20);
+
+	tr = fork();
+	CHECK(tr >= 0, "fork: %m");
+	if (tr == 0)
+		tracer(v.pid, point, map);
+	CHECK(waitpid(tr, &status, 0) == tr, "wait: %m");
+	if (point)
+		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		      "%s/%s: the revoker was not killed at its fault point (status 0x%x)",
+		      mode_name[mode], point, status);
+	else
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the revoker failed (0x%x)",
+		      status);
+
+	/* The kernel detaches a dead tracer's tracees; the holder goes on. */
+	deadline = after_ms(2000);
+	while ((tracer_of(v.pid) != 0 || task_state(v.pid, v.pid) == 't') && rv_now_ns() < deadline)
+		sleep_ms(1);
+	CHECK(tracer_of(v.pid) == 0, "%s/%s: still traced", mode_name[mode], point);
+	CHECK(task_state(v.pid, v.pid) != 't' && task_state(v.pid, v.pid) != 'T',
+	      "%s/%s: still stopped (%c)", mode_name[mode], point, task_state(v.pid, v.pid));
+
+	if (mode == M_REGS || mode == M_SLOW)
+		*g_flag = 1;
+	if (mode == M_READ)
+		xwrite(v.in, "x", 1);
+	xread(v.out, &rep, sizeof(rep));
+	unlink(g_path);
+
+	CHECK(rep.mask_same, "%s/%s: signal mask changed", mode_name[mode], point ? point : "-");
+	if (mode == M_REGS || mode == M_SLOW)
+		CHECK(!rep.bad_regs, "%s/%s: registers changed", mode_name[mode], point);
+	CHECK(rep.handled == 0, "%s/%s: %d signal handler runs", mode_name[mode], point,
+	      rep.handled);
+	if (mode == M_SLEEP)
+		CHECK(rep.ret == 0 && rep.ns >= 1200000000ull,
+		      "%s/%s: nanosleep returned %ld (%s) after %llu ns", mode_name[mode], point,
+		      rep.ret, strerror(rep.err), (unsigned long long)rep.ns);
+	if (mode == M_READ)
+		CHECK(rep.ret == 1 && rep.byte == 'x', "%s/%s: read returned %ld (%s) '%c'",
+		      mode_name[mode], point, rep.ret, strerror(rep.err), rep.byte);
+	/* Exactly as it was, or fully cut. */
+	CHECK(rep.fd_state == (want_cut ? 2 : 1) && rep.map_state == (want_cut ? 2 : 1),
+	      "%s/%s: descriptor %s, mapping %s (expected both %s)", mode_name[mode],
+	      point ? point : "-",
+	      rep.fd_state == 1	  ? "intact"
+	      : rep.fd_state == 2 ? "cut"
+				  : "other",
+	      rep.map_state == 1   ? "intact"
+	      : rep.map_state == 2 ? "cut"
+				   : "other",
+	      want_cut ? "cut" : "intact");
+}
+
+static void run_point(const char *point, bool want_cut)
+{
+	g_flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(g_flag != MAP_FAILED, "mmap: %m");
+	for (int m = 0; m < NMODES; m++)
+		one(m, point, want_cut);
+}
+
+/* The points in order; the first is before any register changed. */
+static void t_alive(void)
+{
+	run_point(NULL, true);
+}
+static void t_prepared(void)
+{
+	run_point("prepared", false);
+}
+static void t_entered(void)
+{
+	run_point("entered", true);
+}
+static void t_masked(void)
+{
+	run_point("masked", true);
+}
+static void t_running(void)
+{
+	run_point("running", true);
+}
+static void t_stopped(void)
+{
+	run_point("stopped", true);
+}
+static void t_cure_mask(void)
+{
+	run_point("cure-mask", true);
+}
+static void t_cured(void)
+{
+	run_point("cured", true);
+}
+
+TEST_MAIN("unit-death", {"tracer_alive", t_alive, 30}, {"killed_prepared", t_prepared, 30},
+	  {"killed_entered", t_entered, 30}, {"killed_masked", t_masked, 30},
+	  {"killed_running", t_running, 30}, {"killed_stopped", t_stopped, 30},
+	  {"killed_cure_mask", t_cure_mask, 30}, {"killed_cured", t_cured, 30})
