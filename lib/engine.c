@@ -32,6 +32,7 @@
 #include "budget.h"
 #include "refkind.h"
 #include "target.h"
+#include "wake.h"
 
 /* A stable set of holders should appear within a couple of rounds; this only
  * bounds a pathological stream of new processes opening the file anew. */
@@ -441,6 +442,7 @@ static int cut_all(struct rv_run *run, size_t *ret_failed)
 	unsigned int flags = run->req.flags & REVOKE_BEST_EFFORT ? 0 : RV_CUT_ALL_OR_NOTHING;
 	_cleanup_free_ struct rv_holder **hs = calloc(run->holders.n + 1, sizeof(*hs));
 	_cleanup_free_ int *rets = calloc(run->holders.n + 1, sizeof(*rets));
+	struct rv_wake **wakes;
 	size_t failed = 0, n = 0;
 	int r;
 
@@ -455,7 +457,19 @@ static int cut_all(struct rv_run *run, size_t *ret_failed)
 			hs[n++] = h;
 	}
 	set_phase(run, RV_PH_CUT, 0);
+	/* Threads waiting in epoll_wait on sets where a descriptor to be cut is
+	 * registered: learnt now, while the registrations still exist. */
+	wakes = calloc(n ? n : 1, sizeof(*wakes));
+	for (size_t k = 0; wakes && k < n; k++)
+		(void)rv_wake_collect(hs[k], run->targets, run->ntargets, &wakes[k]);
 	r = rv_cut_holders(hs, n, flags, rets);
+	for (size_t k = 0; wakes && k < n; k++) {
+		if (r >= 0 && rets[k] == 0)
+			rv_wake_apply(hs[k], wakes[k]);
+		else
+			rv_wake_free(wakes[k]);
+	}
+	free(wakes);
 	for (size_t k = 0; r >= 0 && k < n; k++) {
 		if (rets[k] == -ESRCH && !hs[k]->self) {
 			/* Killed while being cut (SIGKILL reaches stopped

@@ -176,6 +176,18 @@ struct rv_maps_entry {
 /* Parses one line of /proc/PID/maps (without the newline). */
 int rv_parse_maps_line(const char *line, struct rv_maps_entry *ret);
 
+/* The registrations listed in an epoll descriptor's fdinfo, one per call:
+ * "tfd: N events: E data: D  pos:P ino:I sdev:S". *CURSOR starts NULL.
+ * Returns 0 with RET filled, 1 at the end, -EINVAL for a malformed line. */
+struct rv_epoll_item {
+	int tfd;
+	uint32_t events;
+	uint64_t data;
+	uint64_t ino;
+	unsigned int sdev; /* the kernel's s_dev: major << 20 | minor */
+};
+int rv_fdinfo_next_epoll_item(const char *text, const char **cursor, struct rv_epoll_item *ret);
+
 /* One line of /proc/locks ("1: FLOCK  ADVISORY  WRITE 123 fe:00:4567 0 EOF";
  * blocked waiters have "->" after the number). */
 struct rv_lock_entry {
@@ -300,8 +312,20 @@ int rv_tracee_syscall(struct rv_tracee *t, long nr, long *ret_result, long a0, l
 void rv_tracees_release(struct rv_tracee **ts, size_t n);
 int rv_tracee_release(struct rv_tracee *t);
 
+struct rv_regs;
 /* Time this tracee has been stopped so far. */
 uint64_t rv_tracee_stopped_ns(const struct rv_tracee *t);
+
+/* Threads of a stopped tracee, for what is done to them directly: I from 0
+ * while it returns 0; -ESRCH for a thread that is gone (skip it), -ENOENT
+ * past the last. */
+int rv_tracee_thread_regs(const struct rv_tracee *t, size_t i, pid_t *ret_tid,
+			  struct rv_regs *ret_regs);
+/* Make the syscall thread TID is stopped in return RESULT (it is not
+ * restarted), and write LEN bytes at ADDR first (the holder's own memory,
+ * as it could write it). */
+int rv_tracee_complete_syscall(struct rv_tracee *t, pid_t tid, long result, uint64_t addr,
+			       const void *buf, size_t len);
 
 /* The thread that runs the programs: /proc/PID/task/TID/fd shows the
  * descriptor table also when the leader is a zombie (/proc/PID/fd not). */

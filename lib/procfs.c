@@ -495,3 +495,79 @@ int rv_parse_locks_line(const char *line, struct rv_lock_entry *ret)
 	*ret = e;
 	return 0;
 }
+
+int rv_fdinfo_next_epoll_item(const char *text, const char **cursor, struct rv_epoll_item *ret)
+{
+	const char *p = *cursor ? *cursor : text;
+	struct rv_epoll_item it = {0};
+	uint64_t v;
+	int64_t pos;
+	int r;
+
+	if (!text)
+		return -EINVAL;
+	/* The next line that starts with "tfd:". */
+	for (;;) {
+		if (!p || !*p)
+			return 1;
+		if (strncmp(p, "tfd:", 4) == 0)
+			break;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	*cursor = strchr(p, '\n');
+	if (*cursor)
+		(*cursor)++;
+	else
+		*cursor = p + strlen(p);
+	p += 4;
+	while (*p == ' ')
+		p++;
+	r = parse_int_at(&p, &it.tfd);
+	if (r < 0)
+		return r;
+	while (*p == ' ')
+		p++;
+	if (strncmp(p, "events:", 7) != 0)
+		return -EINVAL;
+	p += 7;
+	while (*p == ' ')
+		p++;
+	r = parse_u64(&p, 16, &v);
+	if (r < 0 || v > UINT32_MAX)
+		return r < 0 ? r : -ERANGE;
+	it.events = (uint32_t)v;
+	while (*p == ' ')
+		p++;
+	if (strncmp(p, "data:", 5) != 0)
+		return -EINVAL;
+	p += 5;
+	while (*p == ' ')
+		p++;
+	r = parse_u64(&p, 16, &it.data);
+	if (r < 0)
+		return r;
+	while (*p == ' ')
+		p++;
+	if (strncmp(p, "pos:", 4) != 0)
+		return -EINVAL;
+	p += 4;
+	r = parse_s64(&p, &pos);
+	if (r < 0)
+		return r;
+	if (strncmp(p, " ino:", 5) != 0)
+		return -EINVAL;
+	p += 5;
+	r = parse_u64(&p, 16, &it.ino);
+	if (r < 0)
+		return r;
+	if (strncmp(p, " sdev:", 6) != 0)
+		return -EINVAL;
+	p += 6;
+	r = parse_u32_hex(&p, &it.sdev);
+	if (r < 0)
+		return r;
+	*ret = it;
+	return 0;
+}

@@ -20,6 +20,23 @@ static int set_errno(int r)
 	return -1;
 }
 
+/* The bound of a call that names none: 5 s, or REVOKE_TIMEOUT seconds from
+ * the environment (a slow or loaded machine; the test suite sets it). */
+static int default_timeout_ms(void)
+{
+	const char *env = getenv("REVOKE_TIMEOUT");
+	char *end;
+	long v;
+
+	if (!env || !*env)
+		return RV_DEFAULT_TIMEOUT_MS;
+	errno = 0;
+	v = strtol(env, &end, 10);
+	if (errno || *end || v <= 0 || v > 3600)
+		return RV_DEFAULT_TIMEOUT_MS;
+	return (int)v * 1000;
+}
+
 /* Reads OPTS the way libbpf reads its option structs: a caller built against
  * an older, smaller struct is fine; a newer, larger one must have zeroes
  * beyond what this version knows. */
@@ -50,7 +67,7 @@ static int read_opts(const struct revoke_opts *opts, struct rv_request *req)
 		return -EINVAL;
 
 	req->flags = o.flags;
-	req->timeout_ms = o.timeout_ms ? o.timeout_ms : RV_DEFAULT_TIMEOUT_MS;
+	req->timeout_ms = o.timeout_ms ? o.timeout_ms : default_timeout_ms();
 	req->keep_fd = o.keep_fd;
 	return 0;
 }

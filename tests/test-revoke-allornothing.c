@@ -251,10 +251,10 @@ static void t_vfork_holder_ebusy(void)
 	recv_msg(&b);
 	v = spawn_vfork_parent(&fd);
 	t0 = now_ns();
-	r = revoke_with(0, 500, &rep);
+	r = revoke_with(0, 2000, &rep);
 	e = errno;
 	dt = now_ns() - t0;
-	CHECK(dt < 5000000000ull, "revoke_ex with timeout_ms=500 took %llu ms",
+	CHECK(dt < 10000000000ull, "revoke_ex with timeout_ms=2000 took %llu ms",
 	      (unsigned long long)(dt / 1000000));
 	CHECK(rep, "no report on EBUSY");
 	h = find_holder(rep, v.pid);
@@ -289,10 +289,10 @@ static void t_vfork_holder_best_effort(void)
 	recv_msg(&b);
 	v = spawn_vfork_parent(&fd);
 	t0 = now_ns();
-	r = revoke_with(REVOKE_BEST_EFFORT, 500, &rep);
+	r = revoke_with(REVOKE_BEST_EFFORT, 2000, &rep);
 	e = errno;
 	dt = now_ns() - t0;
-	CHECK(dt < 5000000000ull, "revoke_ex with timeout_ms=500 took %llu ms",
+	CHECK(dt < 10000000000ull, "revoke_ex with timeout_ms=2000 took %llu ms",
 	      (unsigned long long)(dt / 1000000));
 	CHECK(rep, "no report on EBUSY");
 	h = find_holder(rep, v.pid);
@@ -376,11 +376,12 @@ static void v_unpriv_caller(int sock)
 	e = errno;
 	s = find_holder(rep, g_holders[0]);
 	o = find_holder(rep, g_holders[1]);
-	send_msg(sock, MSG(r, r < 0 ? e : 0, s ? s->error : -1, s ? s->state : -1,
-			   o && o->nrefs == 1 ? o->refs[0].state : -1,
-			   rep && rep->sz >= offsetof(struct revoke_report, nuninspected) + sizeof(size_t)
-			       ? (int64_t)rep->nuninspected
-			       : -1));
+	send_msg(sock,
+		 MSG(r, r < 0 ? e : 0, s ? s->error : -1, s ? s->state : -1,
+		     o && o->nrefs == 1 ? o->refs[0].state : -1,
+		     rep && rep->sz >= offsetof(struct revoke_report, nuninspected) + sizeof(size_t)
+			 ? (int64_t)rep->nuninspected
+			 : -1));
 	if (s)
 		memcpy(reason.v, s->reason, sizeof(reason.v) - 1);
 	send_msg(sock, reason);
@@ -542,25 +543,25 @@ static void t_failure_leaves_mappings(void)
 
 static void v_vfork_child_holder(int sock)
 {
-	int res[2];
+	int res[2], go[2];
 	pid_t pid;
 
-	if (pipe2(res, O_CLOEXEC) < 0)
+	if (pipe2(res, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0)
 		_exit(2);
-	send_msg(sock, MSG(getpid(), res[0]));
+	send_msg(sock, MSG(getpid(), res[0], go[1]));
 	pid = vfork();
 	if (pid == 0) {
 		/* Raw syscalls only (the parent's stack). The child alone opens the
-		 * target, sleeps through the revoke, then reports read()'s errno. */
-		struct timespec ts = {.tv_sec = 2, .tv_nsec = 0};
+		 * target, waits through the revoke (for a byte on GO), then reports
+		 * read()'s errno. */
 		long fd = syscall(SYS_openat, AT_FDCWD, tpath, O_RDONLY | O_CLOEXEC);
 		unsigned char e;
 		char b;
 
 		if (fd < 0)
 			syscall(SYS_exit, 2);
-		syscall(SYS_write, res[1], "s", 1); /* sleeping now */
-		syscall(SYS_nanosleep, &ts, NULL);
+		syscall(SYS_write, res[1], "s", 1); /* waiting now */
+		syscall(SYS_read, go[0], &b, 1);
 		e = syscall(SYS_read, fd, &b, 1) < 0 ? (unsigned char)errno : 0;
 		syscall(SYS_write, res[1], &e, 1);
 		syscall(SYS_exit, 0);
@@ -574,15 +575,19 @@ static void t_vfork_child_holder_cut(void)
 	unsigned char c = 0;
 	char path[64];
 	pid_t child = 0;
-	int i, res;
+	struct msg m;
+	int i, res, go;
 
 	make_scratch();
 	make_file(tpath, "hello", 0);
 	v = spawn(v_vfork_child_holder);
-	res = (int)recv_msg(&v).v[1];
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)v.pid, res);
+	m = recv_msg(&v);
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)v.pid, (int)m.v[1]);
 	res = open(path, O_RDONLY | O_CLOEXEC); /* our own copy of the result pipe */
 	CHECK(res >= 0, "open %s: %s", path, strerror(errno));
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)v.pid, (int)m.v[2]);
+	go = open(path, O_WRONLY | O_CLOEXEC); /* and of the pipe it waits on */
+	CHECK(go >= 0, "open %s: %s", path, strerror(errno));
 	CHECK(read(res, &c, 1) == 1 && c == 's', "the vfork child did not start");
 	for (i = 0; i < 500 && proc_state(v.pid) != 'D'; i++)
 		msleep(10);
@@ -594,10 +599,11 @@ static void t_vfork_child_holder_cut(void)
 		CHECK(read_proc(path, buf, sizeof(buf)) == 0, "read %s", path);
 		child = (pid_t)strtol(buf, &p, 10);
 	}
-	CHECK(child > 0 && wait_in_syscall(child, child, SYS_nanosleep, SYS_clock_nanosleep),
-	      "vfork child %d never slept", (int)child);
+	CHECK(child > 0 && wait_in_syscall(child, child, SYS_read, SYS_read),
+	      "vfork child %d never waited", (int)child);
 	CHECK(revoke_explained(tpath) == 0, "revoke with only the vfork child holding: %s",
 	      strerror(errno));
+	CHECK(write(go, "g", 1) == 1, "write: %s", strerror(errno));
 	CHECK(read(res, &c, 1) == 1, "no result from the vfork child");
 	CHECK(c == EBADF, "the vfork child's read after revoke: errno %d, expected EBADF", c);
 	close(res);

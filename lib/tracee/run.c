@@ -700,3 +700,60 @@ int rv_tracee_release(struct rv_tracee *t)
 	rv_tracees_release(&t, 1);
 	return r < 0 && r != -ESRCH ? r : 0;
 }
+
+/* ---- what is done to other threads directly -------------------------------- */
+
+int rv_tracee_thread_regs(const struct rv_tracee *t, size_t i, pid_t *ret_tid,
+			  struct rv_regs *ret_regs)
+{
+	const struct rv_thread *th;
+
+	if (i >= t->n)
+		return -ENOENT;
+	th = &t->threads[i];
+	if (th->gone || !th->stopped)
+		return -ESRCH;
+	*ret_tid = th->tid;
+	if (th == t->inj) {
+		*ret_regs = t->saved;
+		return 0;
+	}
+	return rv_arch_get_regs(th->tid, ret_regs);
+}
+
+int rv_tracee_complete_syscall(struct rv_tracee *t, pid_t tid, long result, uint64_t addr,
+			       const void *buf, size_t len)
+{
+	struct rv_thread *th = rv_tracee_thread(t, tid);
+	struct rv_regs regs;
+	int r;
+
+	if (!th || th->gone || !th->stopped || (th == t->inj && (t->run.entered || t->broken)))
+		return -ESRCH;
+	if (len) {
+		struct rv_thread *was = t->inj;
+
+		/* Memory is written through the injecting thread's view. */
+		t->inj = th;
+		r = rv_mem_write(t, addr, buf, len);
+		t->inj = was;
+		if (r < 0)
+			return r;
+	}
+	if (th == t->inj)
+		regs = t->saved;
+	else {
+		r = rv_arch_get_regs(tid, &regs);
+		if (r < 0)
+			return r;
+	}
+	rv_arch_set_syscall_result(&regs, result);
+	r = rv_arch_set_regs(tid, &regs);
+	if (r < 0)
+		return r;
+	if (th == t->inj) {
+		t->saved = regs;
+		t->in_syscall = false;
+	}
+	return 0;
+}
