@@ -28,9 +28,39 @@
 
 struct rv_cut {
 	struct rv_prog *p;
+	int raise_op; /* RV_OP_RAISE_NOFILE, or -1 */
+	int save_off; /* where it keeps the old limits */
 	int memfd_op; /* memfd_create, or -1 */
 	int dead_op;  /* the O_PATH open, or -1 */
 };
+
+/*
+ * The memfd and its O_PATH reopening take two free slots of the holder's
+ * descriptor table for the length of the program. A table full up to its
+ * soft RLIMIT_NOFILE gets them from the limit, raised by two for that long
+ * (never past the hard limit) and put back at the end, also when the
+ * program stops early. It costs two prlimit64() calls in the holder.
+ */
+static int need_room(struct rv_cut *c)
+{
+	long args[6] = {2, 0};
+	int off, op;
+
+	if (c->raise_op >= 0)
+		return c->raise_op;
+	off = rv_prog_data(c->p, NULL, 16);
+	if (off < 0)
+		return off;
+	args[1] = off;
+	/* Not required: with no room to raise, a table that is not full still
+	 * has its slots; a full one fails at the memfd. */
+	op = rv_prog_add(c->p, RV_OP_RAISE_NOFILE, 0, args, 0, -1, -1);
+	if (op < 0)
+		return op;
+	rv_prog_arg_is_data(c->p, op, 1);
+	c->save_off = off;
+	return c->raise_op = op;
+}
 
 /* thread-self: the leader may be a zombie, whose /proc/PID/fd is empty. */
 static const char proc_fd[] = "/proc/thread-self/fd/";
@@ -42,6 +72,9 @@ static int need_memfd(struct rv_cut *c)
 
 	if (c->memfd_op >= 0)
 		return c->memfd_op;
+	off = need_room(c);
+	if (off < 0)
+		return off;
 	off = rv_prog_data(c->p, RV_DEAD_NAME, sizeof(RV_DEAD_NAME));
 	if (off < 0)
 		return off;
@@ -130,7 +163,7 @@ static int add_close(struct rv_cut *c, int ref)
  * of ref i (or -1). */
 static int build(struct rv_holder *h, size_t from, struct rv_prog **ret, size_t *ret_next, int *ops)
 {
-	struct rv_cut c = {.p = rv_prog_new(), .memfd_op = -1, .dead_op = -1};
+	struct rv_cut c = {.p = rv_prog_new(), .raise_op = -1, .memfd_op = -1, .dead_op = -1};
 	size_t i;
 	int r = 0;
 
@@ -160,6 +193,16 @@ static int build(struct rv_holder *h, size_t from, struct rv_prog **ret, size_t 
 		r = add_close(&c, c.dead_op);
 	if (r >= 0)
 		r = add_close(&c, c.memfd_op);
+	if (r >= 0 && c.raise_op >= 0) {
+		long args[6] = {0, c.save_off};
+		int op = rv_prog_add(c.p, RV_OP_RESTORE_NOFILE, 0, args,
+				     RV_OPF_CLEANUP | RV_OPF_IF_REF_OK, c.raise_op, -1);
+
+		if (op < 0)
+			r = op;
+		else
+			rv_prog_arg_is_data(c.p, op, 1);
+	}
 	if (r < 0) {
 		rv_prog_free(c.p);
 		return r;
@@ -327,10 +370,13 @@ bool rv_is_dead_fd(int fd)
 {
 	static const char want[] = "/memfd:" RV_DEAD_NAME " (deleted)";
 	char link[64], buf[sizeof(want) + 1];
-	struct stat st;
+	struct statx stx;
 	ssize_t n;
 
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 0 || st.st_size != 0)
+	/* DONT_SYNC: FD may be a file of a FUSE server that does not answer. */
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_NLINK | STATX_SIZE,
+		  &stx) < 0 ||
+	    !S_ISREG(stx.stx_mode) || stx.stx_nlink != 0 || stx.stx_size != 0)
 		return false;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, buf, sizeof(buf));

@@ -782,6 +782,8 @@ static int work(struct rv_run *run)
 	 * this library opens anything that could take a freed number. */
 	set_phase(run, RV_PH_RESOLVE, 0);
 	r = rv_targets_resolve(req, &guard, &run->targets, &run->ntargets);
+	if (r == -ETIMEDOUT)
+		fail_at(run, RV_PH_RESOLVE, 0, "");
 	if (r < 0)
 		return r;
 	native = native_wanted(req) && rv_native_available();
@@ -865,6 +867,27 @@ static void run_free(struct rv_run *run)
 	free(run);
 }
 
+/* Targets that are only the paths as given (no lookup came back). */
+static int timeout_targets(struct rv_run *run)
+{
+	size_t n = run->req.paths ? run->req.npaths : 0;
+	struct rv_target *t = calloc(n ? n : 1, sizeof(*t));
+
+	if (!t || !n) {
+		free(t);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&run->mu);
+	for (size_t i = 0; i < n; i++) {
+		t[i].path_fd = -1;
+		t[i].path = run->gone ? NULL : strdup(run->req.paths[i]);
+	}
+	pthread_mutex_unlock(&run->mu);
+	run->targets = t;
+	run->ntargets = n;
+	return 0;
+}
+
 static void *run_thread(void *arg)
 {
 	struct rv_run *run = arg;
@@ -874,6 +897,10 @@ static void *run_thread(void *arg)
 
 	/* Everything stopped is released before the caller hears of it. */
 	release_all(run);
+	if (!run->targets && r == -ETIMEDOUT && run->want_report)
+		/* A lookup that did not come back: the report says which phase,
+		 * and names the paths as given. */
+		(void)timeout_targets(run);
 	if (run->targets && run->want_report) {
 		rr = build_report(run, r, &rep);
 		if (rr < 0 && r == 0)
@@ -926,6 +953,7 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
 	run->lock_fd = -1;
 	run->budget = (struct rv_budget){.start_ns = rv_now_ns(),
 					 .timeout_ns = (uint64_t)req->timeout_ms * 1000000u};
+	run->req.deadline_ns = rv_budget_deadline(&run->budget, RV_PH_RESOLVE);
 	pthread_mutex_init(&run->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

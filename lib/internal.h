@@ -379,10 +379,11 @@ int rv_native_frevoke(int fd);
 struct rv_request {
 	const char *const *paths; /* npaths paths, or NULL for frevoke */
 	size_t npaths;
-	int fd;		    /* frevoke: the descriptor; else -1 */
-	unsigned int flags; /* REVOKE_* */
-	int timeout_ms;	    /* > 0 */
-	int keep_fd;	    /* -1, or keep descriptors sharing this description */
+	int fd;		      /* frevoke: the descriptor; else -1 */
+	unsigned int flags;   /* REVOKE_* */
+	int timeout_ms;	      /* > 0 */
+	int keep_fd;	      /* -1, or keep descriptors sharing this description */
+	uint64_t deadline_ns; /* engine.c: when the paths must be looked up by */
 };
 
 /* Runs one request, bounded by its timeout whatever the kernel does (a path

@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Targets: resolving them, telling them apart, and who may revoke them. */
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +59,160 @@ static int target_from_fd(int fd, const char *path, const struct rv_guard *guard
 	return ret->path ? 0 : -ENOMEM;
 }
 
+/*
+ * Looking a path up can block for good: a FUSE or NFS server that stopped
+ * answering, with the request already taken by the server, waits even
+ * through SIGKILL ("wait it out", fs/fuse/dev.c). A thread stuck there
+ * keeps its whole process from exiting, so the lookup is made by a separate
+ * process (CLONE_VM, not a thread of ours) that keeps none of our
+ * descriptors (a pipe to the caller's reader would stay open) and hands its
+ * O_PATH descriptor back over a socket; if it does not answer by the
+ * deadline, we go on without it (ETIMEDOUT) and can exit.
+ */
+struct lookup {
+	const char *path;
+	int flags;
+	int sock;
+};
+
+#define LOOKUP_STACK (64u * 1024u)
+
+/* Raw syscalls only: this runs on a stack of its own, in a process that is
+ * not ours (no sanitizer runtime, no libc state of its own). */
+__attribute__((no_sanitize("address", "undefined"))) static int lookup_fn(void *arg)
+{
+	const struct lookup *l = arg;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov;
+	struct msghdr msg = {0};
+	struct cmsghdr *c;
+	int err, sock = l->sock;
+	long fd;
+
+	if (sock > 0)
+		syscall(SYS_close_range, 0, sock - 1, 0);
+	syscall(SYS_close_range, sock + 1, ~0u, 0);
+	fd = syscall(SYS_openat, AT_FDCWD, l->path, l->flags, 0);
+	err = fd < 0 ? errno : 0;
+	iov.iov_base = &err;
+	iov.iov_len = sizeof(err);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (fd >= 0) {
+		msg.msg_control = control.buf;
+		msg.msg_controllen = sizeof(control.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		__builtin_memcpy(CMSG_DATA(c), &(int){(int)fd}, sizeof(int));
+	}
+	syscall(SYS_sendmsg, sock, &msg, MSG_NOSIGNAL);
+	syscall(SYS_exit, 0);
+	return 0;
+}
+
+/* Lookup processes left behind, reaped when they come back. */
+static pid_t stuck[64];
+static size_t nstuck;
+static pthread_mutex_t stuck_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void reap_stuck(void)
+{
+	pthread_mutex_lock(&stuck_mu);
+	for (size_t i = 0; i < nstuck;) {
+		if (waitpid(stuck[i], NULL, __WALL | WNOHANG) != 0)
+			stuck[i] = stuck[--nstuck];
+		else
+			i++;
+	}
+	pthread_mutex_unlock(&stuck_mu);
+}
+
+static int recv_result(int sock)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov;
+	struct msghdr msg = {0};
+	int err = EIO, fd = -1;
+
+	iov.iov_base = &err;
+	iov.iov_len = sizeof(err);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = control.buf;
+	msg.msg_controllen = sizeof(control.buf);
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof(err))
+		return -EIO;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (fd >= 0)
+		return fd;
+	return err > 0 ? -err : -EIO;
+}
+
+static int open_bounded(const char *path, int flags, uint64_t deadline)
+{
+	struct lookup l = {.path = path, .flags = flags};
+	_cleanup_close_ int sock = -1;
+	int sv[2], r = -ETIMEDOUT;
+	void *stack;
+	pid_t pid;
+
+	reap_stuck();
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return negative_errno();
+	sock = sv[0];
+	l.sock = sv[1];
+	stack = mmap(NULL, LOOKUP_STACK, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED) {
+		safe_close(sv[1]);
+		return negative_errno();
+	}
+	/* No exit signal: the caller hears of nothing. */
+	pid = clone(lookup_fn, (char *)stack + LOOKUP_STACK, CLONE_VM, &l);
+	safe_close(sv[1]);
+	if (pid < 0) {
+		r = negative_errno();
+		munmap(stack, LOOKUP_STACK);
+		return r;
+	}
+	for (;;) {
+		uint64_t now = rv_now_ns();
+		struct pollfd p = {.fd = sock, .events = POLLIN};
+		int ms;
+
+		if (now >= deadline)
+			break;
+		ms = (int)((deadline - now + 999999) / 1000000);
+		if (poll(&p, 1, ms) > 0) {
+			r = recv_result(sock);
+			break;
+		}
+	}
+	if (r == -ETIMEDOUT) {
+		/* Still in the lookup: its stack stays with it; L is not read
+		 * again (the kernel copied the path at its syscall's entry). */
+		pthread_mutex_lock(&stuck_mu);
+		if (nstuck < ARRAY_SIZE(stuck))
+			stuck[nstuck++] = pid;
+		pthread_mutex_unlock(&stuck_mu);
+		return r;
+	}
+	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	munmap(stack, LOOKUP_STACK);
+	return r;
+}
+
 int rv_targets_resolve(const struct rv_request *req, const struct rv_guard *guard,
 		       struct rv_target **ret, size_t *ret_n)
 {
@@ -84,11 +244,10 @@ int rv_targets_resolve(const struct rv_request *req, const struct rv_guard *guar
 
 			if (req->flags & REVOKE_NOFOLLOW)
 				flags |= O_NOFOLLOW;
-			t[i].path_fd = open(req->paths[i], flags);
-			if (t[i].path_fd < 0) {
-				r = negative_errno();
+			r = open_bounded(req->paths[i], flags, req->deadline_ns);
+			if (r < 0)
 				goto fail;
-			}
+			t[i].path_fd = r;
 			/* The kernel read the string, so it is safe to read here
 			 * (while our caller waits for us). */
 			r = target_from_fd(t[i].path_fd, req->paths[i], guard, &t[i]);

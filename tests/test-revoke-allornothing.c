@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -609,9 +610,106 @@ static void t_vfork_child_holder_cut(void)
 	close(res);
 }
 
+/* ---- a holder whose descriptor table is full ---- */
+
+static rlim_t g_hard;
+
+/* Fills every slot below a soft RLIMIT_NOFILE of 64 (the target among
+ * them), then answers reads; on CMD_GO reports its soft limit and how many
+ * descriptors it has. */
+static void v_full_table(int sock)
+{
+	struct rlimit rl = {64, g_hard};
+	int fd, n = 0;
+
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		_exit(2);
+	fd = open(tpath, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		_exit(2);
+	while (dup(fd) >= 0)
+		;
+	if (errno != EMFILE)
+		_exit(2);
+	for (int i = 0; i < 64; i++)
+		n += fcntl(i, F_GETFD) >= 0;
+	send_msg(sock, MSG(getpid(), fd, n));
+	for (;;) {
+		struct msg m = victim_recv(sock);
+		char b[8];
+		ssize_t r;
+
+		if (m.v[0] == CMD_GO) {
+			int k = 0;
+
+			getrlimit(RLIMIT_NOFILE, &rl);
+			for (int i = 0; i < 128; i++)
+				k += fcntl(i, F_GETFD) >= 0;
+			send_msg(sock, MSG((int64_t)rl.rlim_cur, k));
+			continue;
+		}
+		if (m.v[0] != CMD_READ)
+			_exit(0);
+		errno = 0;
+		r = pread(fd, b, 5, 0);
+		send_msg(sock, MSG(r, r < 0 ? errno : 0, b[0]));
+	}
+}
+
+/* Room for the cut's own two descriptors comes from the soft limit, raised
+ * by two inside the holder for the program's length and put back. */
+static void t_full_fd_table_cut(void)
+{
+	struct victim v;
+	struct msg m, after;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	g_hard = 4096;
+	v = spawn(v_full_table);
+	m = recv_msg(&v);
+	CHECK(m.v[2] == 64, "the holder has %lld descriptors, not a full table of 64",
+	      (long long)m.v[2]);
+	CHECK(revoke_explained(tpath) == 0, "revoke of a holder with a full table: %s",
+	      strerror(errno));
+	CHECK_CUT(&v);
+	send_msg(v.sock, MSG(CMD_GO));
+	after = recv_msg(&v);
+	CHECK(after.v[0] == 64 && after.v[1] == 64,
+	      "after the cut: soft limit %lld, %lld descriptors (want 64 and 64)",
+	      (long long)after.v[0], (long long)after.v[1]);
+}
+
+/* With the hard limit reached too there is no room: refused, untouched. */
+static void t_full_fd_table_no_room(void)
+{
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
+	struct victim v;
+	int r, e;
+
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	g_hard = 64;
+	v = spawn(v_full_table);
+	recv_msg(&v);
+	r = revoke_with(0, 0, &rep);
+	e = errno;
+	CHECK(r == -1 && e == EBUSY, "revoke returned %d (%s), expected EBUSY", r, strerror(e));
+	h = find_holder(rep, v.pid);
+	CHECK(h && h->nrefs > 0 && h->refs[0].state == REVOKE_STATE_FAILED &&
+		  h->refs[0].error == EMFILE,
+	      "the full holder's ref: state %d error %d, want failed EMFILE",
+	      h && h->nrefs ? h->refs[0].state : -1, h && h->nrefs ? h->refs[0].error : -1);
+	revoke_report_free(rep);
+	CHECK_READS(&v);
+}
+
 TEST_MAIN("revoke-allornothing", {"traced_holder_ebusy", t_traced_holder_ebusy, 30},
 	  {"traced_holder_best_effort", t_traced_holder_best_effort, 30},
 	  {"vfork_holder_ebusy", t_vfork_holder_ebusy, 30},
+	  {"full_fd_table_cut", t_full_fd_table_cut, 30},
+	  {"full_fd_table_no_room", t_full_fd_table_no_room, 30},
 	  {"vfork_holder_best_effort", t_vfork_holder_best_effort, 30},
 	  {"vfork_holder_plain_revoke", t_vfork_holder_plain_revoke, 40},
 	  {"unprivileged_seccomp_holder_ebusy", t_unprivileged_seccomp_holder_ebusy, 30},

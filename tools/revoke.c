@@ -165,6 +165,12 @@ static void report_lookup_failure(char *const *paths, size_t n, bool nofollow, i
 	bool named = false;
 	struct stat st;
 
+	/* Looking the paths up again could hang as the library's lookup did. */
+	if (err == ETIMEDOUT) {
+		for (size_t i = 0; i < n; i++)
+			warnx_("%s: %s", paths[i], strerror(err));
+		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		int r = nofollow ? lstat(paths[i], &st) : stat(paths[i], &st);
 

@@ -33,6 +33,13 @@ enum {
 	/* mmap(args[1], args[2], args[3], args[4], args[0], 0) must return
 	 * args[1] (MAP_FIXED over a revoked range); res = 0 or -errno. */
 	RV_OP_MAP_OVER,
+	/* Raises the soft RLIMIT_NOFILE by args[0] (never past the hard
+	 * limit), saving the old limits (16 bytes) at (void *)args[1]: room
+	 * for the program's own two descriptors in a full table. res = 0, or
+	 * -EMFILE when the hard limit leaves no room. */
+	RV_OP_RAISE_NOFILE,
+	/* Puts back the limits saved at (void *)args[1]. */
+	RV_OP_RESTORE_NOFILE,
 };
 
 enum {

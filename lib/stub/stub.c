@@ -48,6 +48,21 @@ static inline __attribute__((always_inline)) long run_op(struct rv_op *op)
 			return -16; /* EBUSY */
 		}
 		return r;
+	case RV_OP_RAISE_NOFILE: {
+		uint64_t *old = (uint64_t *)a[1], lim[2];
+
+		r = rv_stub_syscall(RV_STUB_NR_prlimit64, 0, 7 /* RLIMIT_NOFILE */, 0, (long)old, 0,
+				    0);
+		if (r < 0)
+			return r;
+		if (old[0] >= old[1] || old[1] - old[0] < (uint64_t)a[0])
+			return -24; /* EMFILE */
+		lim[0] = old[0] + (uint64_t)a[0];
+		lim[1] = old[1];
+		return rv_stub_syscall(RV_STUB_NR_prlimit64, 0, 7, (long)lim, 0, 0, 0);
+	}
+	case RV_OP_RESTORE_NOFILE:
+		return rv_stub_syscall(RV_STUB_NR_prlimit64, 0, 7, a[1], 0, 0, 0);
 	case RV_OP_MAP_OVER:
 		r = rv_stub_syscall(RV_STUB_NR_mmap, a[1], a[2], a[3], a[4], a[0], 0);
 		if (r < 0 && r > -4096)

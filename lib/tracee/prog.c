@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -145,6 +146,18 @@ static long run_local(struct rv_op *op)
 			return -EBUSY;
 		}
 		return r;
+	case RV_OP_RAISE_NOFILE: {
+		struct rlimit *old = (struct rlimit *)a[1], lim;
+
+		if (getrlimit(RLIMIT_NOFILE, old) < 0)
+			return negative_errno();
+		if (old->rlim_cur >= old->rlim_max || old->rlim_max - old->rlim_cur < (rlim_t)a[0])
+			return -EMFILE;
+		lim = (struct rlimit){old->rlim_cur + (rlim_t)a[0], old->rlim_max};
+		return setrlimit(RLIMIT_NOFILE, &lim) < 0 ? negative_errno() : 0;
+	}
+	case RV_OP_RESTORE_NOFILE:
+		return setrlimit(RLIMIT_NOFILE, (struct rlimit *)a[1]) < 0 ? negative_errno() : 0;
 	case RV_OP_MAP_OVER: {
 		void *m = mmap((void *)a[1], (size_t)a[2], (int)a[3], (int)a[4], (int)a[0], 0);
 
