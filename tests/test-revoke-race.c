@@ -371,54 +371,124 @@ static void v_caller(int sock)
 	victim_recv(sock);
 }
 
+/* Ten callers revoking the same file at once: every one succeeds (they
+ * take turns; those after the first find nothing left to cut), every holder
+ * is cut, none is left stopped or traced. */
+#define NCALLERS 10
+#define NHOLD	 8
+
 static void t_concurrent_revokes(void)
 {
-	struct victim h[5], c[2];
-	struct msg m[2];
-	bool any_ok = false;
+	struct victim h[NHOLD], c[NCALLERS];
+	struct msg m;
 
 	make_scratch();
 	make_file(tpath, "hello", 0);
-	for (int round = 0; round < 3; round++) {
-		for (int i = 0; i < 5; i++) {
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < NHOLD; i++) {
 			h[i] = spawn(holder_main);
 			recv_msg(&h[i]);
 		}
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < NCALLERS; i++)
 			c[i] = spawn(v_caller);
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < NCALLERS; i++)
 			send_msg(c[i].sock, MSG(CMD_GO));
-		for (int i = 0; i < 2; i++) {
-			m[i] = recv_msg(&c[i]);
-			/* The loser finds holders traced by the winner: EBUSY (or, on a
-			 * loaded machine, ETIMEDOUT), and nothing done by it. */
-			CHECK(m[i].v[0] == 0 || (m[i].v[0] == -1 &&
-						 (m[i].v[1] == EBUSY || m[i].v[1] == ETIMEDOUT)),
-			      "round %d caller %d: revoke returned %lld (%s)", round, i,
-			      (long long)m[i].v[0], strerror((int)m[i].v[1]));
+		for (int i = 0; i < NCALLERS; i++) {
+			m = recv_msg(&c[i]);
+			CHECK(m.v[0] == 0, "round %d caller %d of %d: revoke returned %lld (%s)", round,
+			      i, NCALLERS, (long long)m.v[0], strerror((int)m.v[1]));
 		}
-		any_ok = m[0].v[0] == 0 || m[1].v[0] == 0;
-		for (int i = 0; i < 5; i++) {
-			char s = proc_state(h[i].pid);
+		for (int i = 0; i < NHOLD; i++) {
+			char st = proc_state(h[i].pid);
 
-			CHECK(s == 'S' || s == 'R', "round %d: holder %d in state %c afterwards",
-			      round, (int)h[i].pid, s);
+			CHECK(st == 'S' || st == 'R', "round %d: holder %d in state %c afterwards",
+			      round, (int)h[i].pid, st);
 			CHECK(proc_status_field(h[i].pid, "TracerPid") == 0,
 			      "round %d: holder %d left traced", round, (int)h[i].pid);
-			if (any_ok)
-				CHECK_CUT(&h[i]);
-			else
-				CHECK_READS(&h[i]);
-		}
-		for (int i = 0; i < 5; i++) {
+			CHECK_CUT(&h[i]);
 			send_msg(h[i].sock, MSG(CMD_QUIT));
 			close(h[i].sock);
 		}
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < NCALLERS; i++)
 			close(c[i].sock);
 		/* A fresh file for the next round: the old one is revoked. */
 		unlink(tpath);
 		make_file(tpath, "hello", 0);
+	}
+}
+
+/* Ten callers, each revoking another file, all of them held by the same
+ * holders: every one succeeds. */
+static char g_files[NCALLERS][160];
+static int g_which;
+
+static void v_caller_of(int sock)
+{
+	int r, e;
+
+	victim_recv(sock);
+	r = revoke_explained(g_files[g_which]);
+	e = errno;
+	send_msg(sock, MSG(r, r < 0 ? e : 0));
+	victim_recv(sock);
+}
+
+/* Holds every file of g_files; on CMD_READ reports how many still read. */
+static void v_multi_holder(int sock)
+{
+	int fds[NCALLERS];
+
+	for (int i = 0; i < NCALLERS; i++) {
+		fds[i] = open(g_files[i], O_RDONLY | O_CLOEXEC);
+		if (fds[i] < 0)
+			_exit(2);
+	}
+	send_msg(sock, MSG(getpid()));
+	for (;;) {
+		struct msg m = victim_recv(sock);
+		int readable = 0;
+		char b;
+
+		if (m.v[0] != CMD_READ)
+			_exit(0);
+		for (int i = 0; i < NCALLERS; i++)
+			readable += pread(fds[i], &b, 1, 0) == 1;
+		send_msg(sock, MSG(readable));
+	}
+}
+
+static void t_concurrent_shared_holders(void)
+{
+	struct victim h[NHOLD], c[NCALLERS];
+	struct msg m;
+
+	make_scratch();
+	for (int i = 0; i < NCALLERS; i++) {
+		snprintf(g_files[i], sizeof(g_files[i]), "%s/f%d", tdir, i);
+		make_file(g_files[i], "hello", 0);
+	}
+	for (int i = 0; i < NHOLD; i++) {
+		h[i] = spawn(v_multi_holder);
+		recv_msg(&h[i]);
+	}
+	for (int i = 0; i < NCALLERS; i++) {
+		g_which = i;
+		c[i] = spawn(v_caller_of);
+	}
+	for (int i = 0; i < NCALLERS; i++)
+		send_msg(c[i].sock, MSG(CMD_GO));
+	for (int i = 0; i < NCALLERS; i++) {
+		m = recv_msg(&c[i]);
+		CHECK(m.v[0] == 0, "caller %d of %d: revoke returned %lld (%s)", i, NCALLERS,
+		      (long long)m.v[0], strerror((int)m.v[1]));
+	}
+	for (int i = 0; i < NHOLD; i++) {
+		CHECK(proc_status_field(h[i].pid, "TracerPid") == 0, "holder %d left traced",
+		      (int)h[i].pid);
+		send_msg(h[i].sock, MSG(CMD_READ));
+		m = recv_msg(&h[i]);
+		CHECK(m.v[0] == 0, "holder %d still reads %lld of the %d files", (int)h[i].pid,
+		      (long long)m.v[0], NCALLERS);
 	}
 }
 
@@ -575,6 +645,7 @@ TEST_MAIN("revoke-race", {"forking_holder", t_forking_holder, 60},
 	  {"dup_loop_threads", t_dup_loop_threads, 30},
 	  {"holders_exit_during", t_holders_exit_during, 60},
 	  {"holder_killed_during", t_holder_killed_during, 30},
+	  {"concurrent_shared_holders", t_concurrent_shared_holders, 120},
 	  {"concurrent_revokes", t_concurrent_revokes, 60},
 	  {"one_ptrace_revoke_per_user", t_one_ptrace_revoke_per_user, 30},
 	  {"threads_spawning_during", t_threads_spawning_during, 30},
