@@ -54,7 +54,7 @@ static int need_room(struct rv_cut *c)
 	args[1] = off;
 	/* Not required: with no room to raise, a table that is not full still
 	 * has its slots; a full one fails at the memfd. */
-	op = rv_prog_add(c->p, RV_OP_RAISE_NOFILE, 0, args, 0, -1, -1);
+	op = rv_prog_add(c->p, RV_OP_RAISE_NOFILE, 0, args, RV_OPF_OPTIONAL, -1, -1);
 	if (op < 0)
 		return op;
 	rv_prog_arg_is_data(c->p, op, 1);
@@ -247,8 +247,23 @@ static void outcomes(struct rv_holder *h, size_t from, size_t to, const struct r
 	}
 }
 
-int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags, int *ret)
+struct done_ctx {
+	struct rv_holder *h;
+	const struct rv_cut_hooks *hooks;
+};
+
+static void on_done(struct rv_tracee *t, void *arg)
 {
+	struct done_ctx *d = arg;
+
+	if (d->hooks && d->hooks->done)
+		d->hooks->done(d->h, rv_prog_all_ok(rv_tracee_prog(t)), d->hooks->arg);
+}
+
+int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
+		   const struct rv_cut_hooks *hooks, int *ret)
+{
+	_cleanup_free_ struct done_ctx *dcs = calloc(n ? n : 1, sizeof(*dcs));
 	_cleanup_free_ struct rv_prog **progs = calloc(n ? n : 1, sizeof(*progs));
 	_cleanup_free_ struct rv_tracee **ts = calloc(n ? n : 1, sizeof(*ts));
 	_cleanup_free_ size_t *from = calloc(n ? n : 1, sizeof(*from));
@@ -258,7 +273,7 @@ int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags, int *ret
 	int **ops = calloc(n ? n : 1, sizeof(*ops));
 	bool more = true, refused = false;
 
-	if (!progs || !ts || !from || !to || !runs || !first || !ops) {
+	if (!progs || !ts || !from || !to || !runs || !first || !ops || !dcs) {
 		free(ops);
 		return -ENOMEM;
 	}
@@ -317,6 +332,14 @@ int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags, int *ret
 				rv_prog_free(progs[i]);
 			break;
 		}
+		for (size_t i = 0; i < n; i++) {
+			if (!ts[i])
+				continue;
+			dcs[i] = (struct done_ctx){hs[i], hooks};
+			/* Released the moment its last program is over. */
+			rv_tracee_when_done(ts[i], on_done, &dcs[i],
+					    hooks && hooks->release && to[i] >= hs[i]->pub.nrefs);
+		}
 		if (self < n) {
 			rv_prog_run_local(progs[self]);
 			outcomes(hs[self], from[self], to[self], progs[self], ops[self], 0,
@@ -362,7 +385,7 @@ int rv_cut_holder(struct rv_holder *h, struct rv_tracee *t)
 	if (!h || (!t && !h->self))
 		return -EINVAL;
 	h->tracee = t;
-	q = rv_cut_holders(&h, 1, 0, &r);
+	q = rv_cut_holders(&h, 1, 0, NULL, &r);
 	return q < 0 ? q : r;
 }
 

@@ -214,11 +214,13 @@ static size_t stop_all(struct rv_run *run)
 		 * after a fresh read. */
 		reqs[n] = (struct rv_stop_req){.pid = h->pub.pid,
 					       .pidfd = h->pidfd,
-					       .have_status = true,
+					       .have_status = h->have_pf_flags,
 					       .status = {.tgid = h->pub.pid,
 							  .state = h->state,
 							  .tracer = h->tracer,
-							  .seccomp = h->seccomp}};
+							  .seccomp = h->seccomp},
+					       .pf_flags = h->pf_flags,
+					       .vdso = h->vdso};
 		idx[n++] = i;
 	}
 	if (reqs && idx)
@@ -393,6 +395,13 @@ static int grab_tty(struct rv_run *run, unsigned int target)
 
 /* ---- cutting and releasing --------------------------------------------- */
 
+static void note_stopped(struct rv_run *run, struct rv_holder *h)
+{
+	h->pub.stopped_ns = rv_tracee_stopped_ns(h->tracee);
+	if (h->pub.stopped_ns > run->max_stopped_ns)
+		run->max_stopped_ns = h->pub.stopped_ns;
+}
+
 /* Release HS[0..N) (those still stopped), noting how long each was. */
 static void release_holders(struct rv_run *run, struct rv_holder **hs, size_t n)
 {
@@ -404,9 +413,7 @@ static void release_holders(struct rv_run *run, struct rv_holder **hs, size_t n)
 
 		if (!h->tracee)
 			continue;
-		h->pub.stopped_ns = rv_tracee_stopped_ns(h->tracee);
-		if (h->pub.stopped_ns > run->max_stopped_ns)
-			run->max_stopped_ns = h->pub.stopped_ns;
+		note_stopped(run, h);
 		if (ts)
 			ts[k++] = h->tracee;
 		else
@@ -433,6 +440,16 @@ static void release_all(struct rv_run *run)
 	release_holders(run, hs, run->holders.n);
 }
 
+/* A holder's program is over: wake its epoll waiters if everything was cut. */
+static void cut_done(struct rv_holder *h, bool all_cut, void *arg)
+{
+	(void)arg;
+	if (all_cut && h->wake) {
+		rv_wake_apply(h, h->wake);
+		h->wake = NULL;
+	}
+}
+
 /* Cut every stopped holder (and the caller); returns how many failed, or
  * -EBUSY when all or nothing refused before anything ran. */
 static int cut_all(struct rv_run *run, size_t *ret_failed)
@@ -442,14 +459,18 @@ static int cut_all(struct rv_run *run, size_t *ret_failed)
 	unsigned int flags = run->req.flags & REVOKE_BEST_EFFORT ? 0 : RV_CUT_ALL_OR_NOTHING;
 	_cleanup_free_ struct rv_holder **hs = calloc(run->holders.n + 1, sizeof(*hs));
 	_cleanup_free_ int *rets = calloc(run->holders.n + 1, sizeof(*rets));
+	struct rv_cut_hooks hooks = {.done = cut_done};
 	struct rv_wake **wakes;
 	size_t failed = 0, n = 0;
+	bool any_tty = false;
 	int r;
 
 	if (!hs || !rets)
 		return -ENOMEM;
-	for (size_t t = 0; t < run->ntargets; t++)
+	for (size_t t = 0; t < run->ntargets; t++) {
 		ttys[t] = hangup && S_ISCHR(run->targets[t].mode) ? grab_tty(run, t) : -1;
+		any_tty |= ttys[t] >= 0;
+	}
 	for (size_t i = 0; i < run->holders.n; i++) {
 		struct rv_holder *h = &run->holders.v[i];
 
@@ -458,18 +479,25 @@ static int cut_all(struct rv_run *run, size_t *ret_failed)
 	}
 	set_phase(run, RV_PH_CUT, 0);
 	/* Threads waiting in epoll_wait on sets where a descriptor to be cut is
-	 * registered: learnt now, while the registrations still exist. */
+	 * registered: learnt now, while the registrations still exist, and
+	 * woken as each holder's cut is over. */
 	wakes = calloc(n ? n : 1, sizeof(*wakes));
-	for (size_t k = 0; wakes && k < n; k++)
-		(void)rv_wake_collect(hs[k], run->targets, run->ntargets, &wakes[k]);
-	r = rv_cut_holders(hs, n, flags, rets);
 	for (size_t k = 0; wakes && k < n; k++) {
-		if (r >= 0 && rets[k] == 0)
-			rv_wake_apply(hs[k], wakes[k]);
-		else
-			rv_wake_free(wakes[k]);
+		(void)rv_wake_collect(hs[k], run->targets, run->ntargets, &wakes[k]);
+		hs[k]->wake = wakes[k];
+	}
+	/* Each holder goes on the moment its cut is over, unless a terminal is
+	 * to be hung up first (everyone stays stopped until then). */
+	hooks.release = !any_tty;
+	r = rv_cut_holders(hs, n, flags, &hooks, rets);
+	for (size_t k = 0; wakes && k < n; k++) {
+		rv_wake_free(hs[k]->wake); /* those not applied */
+		hs[k]->wake = NULL;
 	}
 	free(wakes);
+	for (size_t k = 0; k < n; k++)
+		if (hs[k]->tracee)
+			note_stopped(run, hs[k]);
 	for (size_t k = 0; r >= 0 && k < n; k++) {
 		if (rets[k] == -ESRCH && !hs[k]->self) {
 			/* Killed while being cut (SIGKILL reaches stopped

@@ -52,10 +52,14 @@ struct rv_holder {
 	/* Its descriptors or mappings could not be looked at (another user's
 	 * process, a non-dumpable one): it may hold a target. No refs. */
 	bool uninspected;
-	int seccomp;		  /* Seccomp: from status */
-	pid_t tracer;		  /* TracerPid: from status */
-	char state;		  /* State: letter from status ('T' stopped, 'D'...) */
+	int seccomp;	       /* Seccomp: from status */
+	pid_t tracer;	       /* TracerPid: from status */
+	char state;	       /* State: letter from status ('T' stopped, 'D'...) */
+	uint64_t vdso;	       /* its vDSO's address as the scan saw it, or 0 */
+	unsigned int pf_flags; /* the leader's PF_* flags, when have_pf_flags */
+	bool have_pf_flags;
 	struct rv_tracee *tracee; /* engine only: set while stopped; never freed by holders.c */
+	struct rv_wake *wake;	  /* engine only: its epoll waiters to complete (wake.c) */
 };
 
 struct rv_holders {
@@ -223,6 +227,8 @@ struct rv_stop_req {
 	 * seccomp), saving a read of /proc/PID/status; else it is read. */
 	bool have_status;
 	struct rv_proc_status status;
+	unsigned int pf_flags;	  /* the leader's PF_* flags from the scan, if have_status */
+	uint64_t vdso;		  /* its vDSO's address from the scan, or 0 */
 	struct rv_tracee *tracee; /* out: stopped, or NULL */
 	int error;		  /* out: 0, or a positive errno as rv_tracee_stop's */
 	char reason[128];	  /* out: why not, as rv_tracee_stop's */
@@ -275,6 +281,11 @@ int rv_prog_add(struct rv_prog *p, int kind, long nr, const long args[6], unsign
 		int ref, int subst);
 int rv_prog_data(struct rv_prog *p, const void *buf, size_t len);
 void rv_prog_arg_is_data(struct rv_prog *p, int op, int arg);
+/* Whether every op of P that ran succeeded and none was skipped by a
+ * failure (cleanup ops aside). */
+bool rv_prog_all_ok(const struct rv_prog *p);
+/* The program T runs now (in a done callback), or NULL. */
+const struct rv_prog *rv_tracee_prog(const struct rv_tracee *t);
 /* Run P in the calling process itself, with the stub's semantics. */
 void rv_prog_run_local(struct rv_prog *p);
 /* An op's result after a run (*RET_RAN: it ran), -ENOEXEC if it did not. */
@@ -306,6 +317,14 @@ const char *rv_tracee_why(const struct rv_tracee *t);
  * the program ran; *ret_result is the tracee's raw result (-errno). */
 int rv_tracee_syscall(struct rv_tracee *t, long nr, long *ret_result, long a0, long a1, long a2,
 		      long a3, long a4, long a5);
+
+/* What happens the moment T's next program is over and T is put back: FN
+ * (may be NULL) is called with ARG while every thread is still stopped,
+ * then, with RELEASE, every thread is detached (the holder goes on at once,
+ * before the other tracees' programs are over; rv_tracees_release then only
+ * frees it). */
+void rv_tracee_when_done(struct rv_tracee *t, void (*fn)(struct rv_tracee *t, void *arg), void *arg,
+			 bool release);
 
 /* Put every thread back and detach it. A process that was in group-stop
  * (SIGSTOP) is left stopped. Frees the tracees. */
@@ -352,7 +371,16 @@ int rv_cut_holder(struct rv_holder *h, struct rv_tracee *t);
  * its reason, the others' still FOUND).
  */
 #define RV_CUT_ALL_OR_NOTHING 1u
-int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags, int *ret);
+struct rv_cut_hooks {
+	/* Called as each holder's program is over (ALL_CUT: every ref cut),
+	 * while its threads are still stopped. */
+	void (*done)(struct rv_holder *h, bool all_cut, void *arg);
+	void *arg;
+	/* Then each holder is released at once. */
+	bool release;
+};
+int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
+		   const struct rv_cut_hooks *hooks, int *ret);
 
 /* The dead descriptor: an O_PATH descriptor of a memfd of this name, made
  * in each holder for its own use; its mappings are replaced by mappings of

@@ -471,8 +471,13 @@ static int scan_maps(struct scan_worker *w, int dir, bool have_map_files)
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
-		if (rv_parse_maps_line(line, &e) < 0 || e.ino == 0)
+		if (rv_parse_maps_line(line, &e) < 0)
 			continue;
+		if (e.ino == 0) {
+			if (e.path && strcmp(e.path, "[vdso]") == 0)
+				w->tmp.vdso = e.start;
+			continue;
+		}
 		k = map_key_find(w, &e);
 		if (!k) {
 			dev_t dev = makedev(e.dev_major, e.dev_minor);
@@ -586,6 +591,7 @@ int rv_proc_scan_one(struct scan_worker *w, pid_t pid, int *pidfd, struct rv_pro
 
 	w->tmp.pub.nrefs = 0;
 	w->tmp.zombie_leader = false;
+	w->tmp.vdso = 0;
 	w->hidden = false;
 	fmt_uint(name, (unsigned int)pid);
 	pdir = openat(ctx->proc_fd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -669,6 +675,7 @@ void rv_proc_take_refs(struct scan_worker *w, struct rv_holder *h)
 	h->refs_cap = w->tmp.refs_cap;
 	w->tmp.pub.nrefs = w->tmp.refs_cap = 0;
 	h->zombie_leader = w->tmp.zombie_leader;
+	h->vdso = w->tmp.vdso;
 }
 
 #if HAVE_BPF

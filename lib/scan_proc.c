@@ -210,6 +210,8 @@ static int scan_new(struct scan_worker *w, pid_t pid)
 	h->seccomp = status.seccomp;
 	h->tracer = status.tracer;
 	h->state = status.state;
+	h->pf_flags = st.flags;
+	h->have_pf_flags = true;
 	return 0;
 }
 

@@ -395,8 +395,8 @@ static void t_concurrent_revokes(void)
 			send_msg(c[i].sock, MSG(CMD_GO));
 		for (int i = 0; i < NCALLERS; i++) {
 			m = recv_msg(&c[i]);
-			CHECK(m.v[0] == 0, "round %d caller %d of %d: revoke returned %lld (%s)", round,
-			      i, NCALLERS, (long long)m.v[0], strerror((int)m.v[1]));
+			CHECK(m.v[0] == 0, "round %d caller %d of %d: revoke returned %lld (%s)",
+			      round, i, NCALLERS, (long long)m.v[0], strerror((int)m.v[1]));
 		}
 		for (int i = 0; i < NHOLD; i++) {
 			char st = proc_state(h[i].pid);

@@ -565,7 +565,7 @@ static void test_batch_cut(void)
 	CHECK(kill(v[killed].pid, SIGKILL) == 0, "kill: %m");
 	CHECK(waitid(P_PID, v[killed].pid, &si, WEXITED | WNOWAIT) == 0, "waitid: %m");
 
-	r = rv_cut_holders(hp, NBATCH + 1, 0, rets);
+	r = rv_cut_holders(hp, NBATCH + 1, 0, NULL, rets);
 	CHECK(r == 0, "rv_cut_holders = %d", r);
 	for (int i = 0; i <= NBATCH; i++) {
 		if (i == killed) {
@@ -621,8 +621,8 @@ TEST_MAIN("unit-cut", {"seccomp_victim_survives", test_seccomp_victim_survives, 
 	  {"seccomp_needs_cap_sys_admin", test_seccomp_needs_cap_sys_admin, 10},
 	  {"cut_fds", test_cut_fds, 10}, {"cut_fds_no_devnull", test_cut_fds_no_devnull, 10},
 	  {"cut_fds_dir_devnull", test_cut_fds_dir_devnull, 10},
-	  {"no_proc_changes_nothing", test_no_proc_changes_nothing, 10}, {"cut_map", test_cut_map, 10},
-	  {"threads", test_threads, 10}, {"zombie_leader_cut", test_zombie_leader_cut, 10},
-	  {"self_cut", test_self_cut, 10},
+	  {"no_proc_changes_nothing", test_no_proc_changes_nothing, 10},
+	  {"cut_map", test_cut_map, 10}, {"threads", test_threads, 10},
+	  {"zombie_leader_cut", test_zombie_leader_cut, 10}, {"self_cut", test_self_cut, 10},
 	  {"self_cut_seccomp_errno", test_self_cut_seccomp_errno, 10},
 	  {"batch_cut", test_batch_cut, 30})

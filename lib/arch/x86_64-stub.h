@@ -8,14 +8,17 @@
 
 #include <asm/unistd.h>
 
-#define RV_STUB_NR_dup3	     __NR_dup3
-#define RV_STUB_NR_close     __NR_close
-#define RV_STUB_NR_fcntl     __NR_fcntl
-#define RV_STUB_NR_mmap	     __NR_mmap
-#define RV_STUB_NR_tgkill    __NR_tgkill
-#define RV_STUB_NR_getpid    __NR_getpid
-#define RV_STUB_NR_gettid    __NR_gettid
-#define RV_STUB_NR_prlimit64 __NR_prlimit64
+#define RV_STUB_NR_dup3		  __NR_dup3
+#define RV_STUB_NR_close	  __NR_close
+#define RV_STUB_NR_fcntl	  __NR_fcntl
+#define RV_STUB_NR_mmap		  __NR_mmap
+#define RV_STUB_NR_tgkill	  __NR_tgkill
+#define RV_STUB_NR_getpid	  __NR_getpid
+#define RV_STUB_NR_gettid	  __NR_gettid
+#define RV_STUB_NR_prlimit64	  __NR_prlimit64
+#define RV_STUB_NR_rt_sigaction	  __NR_rt_sigaction
+#define RV_STUB_NR_rt_sigprocmask __NR_rt_sigprocmask
+#define RV_STUB_NR_nanosleep	  __NR_nanosleep
 
 static inline __attribute__((always_inline)) long
 rv_stub_syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5)

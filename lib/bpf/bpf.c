@@ -428,6 +428,9 @@ static int finish_holders(struct bpf_scan *s)
 			h->tracer = b->rec.tracer;
 			h->state = state_letter(b->rec.state, b->rec.exit_state);
 			h->zombie_leader = b->rec.exit_state != 0;
+			h->vdso = b->rec.start;
+			h->pf_flags = (unsigned int)b->rec.flags;
+			h->have_pf_flags = true;
 		} else {
 			r = info_from_proc(s->opts, h);
 			if (r == -ESRCH)

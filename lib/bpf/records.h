@@ -36,9 +36,9 @@ struct rv_bpf_rec {
 	__s32 tgid;
 	__s32 fd;      /* FD, CANDIDATE */
 	__u32 cloexec; /* FD: FD_CLOEXEC set in the fdtable */
-	__u64 flags;   /* FD: f_flags; MAP: vm_flags */
+	__u64 flags;   /* FD: f_flags; MAP: vm_flags; INFO: the leader's PF_* flags */
 	__u64 pos;     /* FD: f_pos; MAP: vm_pgoff */
-	__u64 start;   /* MAP: [vm_start, vm_end) */
+	__u64 start;   /* MAP: [vm_start, vm_end); INFO: the vDSO's address */
 	__u64 end;
 	/* INFO */
 	__u32 uid; /* real uid (init user namespace) */

@@ -330,6 +330,11 @@ static __always_inline void emit_info(struct seq_file *seq, struct task_struct *
 		rec.tracer = ns_nr(BPF_CORE_READ(leader, parent, thread_pid));
 	rec.state = BPF_CORE_READ(leader, __state);
 	rec.exit_state = BPF_CORE_READ(leader, exit_state);
+	rec.flags = BPF_CORE_READ(leader, flags);
+	/* Where the cut's code will go (lib/tracee/place.c): saves a read of
+	 * /proc/PID/auxv per holder. TASK is a live thread (the leader may be
+	 * a zombie without an mm). */
+	rec.start = (__u64)(unsigned long)BPF_CORE_READ(task, mm, context.vdso);
 	BPF_CORE_READ_STR_INTO(&rec.comm, leader, comm);
 	bpf_seq_write(seq, &rec, sizeof(rec));
 }

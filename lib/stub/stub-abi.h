@@ -50,6 +50,9 @@ enum {
 	RV_OPF_CLEANUP = 1u << 1,
 	/* Runs only when ops[ref] ran and succeeded (res >= 0). */
 	RV_OPF_IF_REF_OK = 1u << 2,
+	/* Its failure is no failure of the program (for the library's
+	 * accounting; the stub ignores it). */
+	RV_OPF_OPTIONAL = 1u << 3,
 };
 
 enum { RV_OP_NOT_RUN = 0, RV_OP_RAN, RV_OP_SKIPPED };
@@ -71,14 +74,25 @@ struct rv_stub_ctl {
 	int32_t failed; /* out: the op that ended the program early, or -1 */
 	uint32_t ran;	/* out: ops run or skipped so far */
 	uint32_t done;	/* out: 1 once the program is over */
-	/* After the program: > 0, tgkill(getpid(), gettid(), stop_sig), a
-	 * signal the holder neither catches nor blocks, whose delivery stops
-	 * the thread for the tracer (and is discarded when nobody traces it
-	 * any more); < 0, the same with signal 0, as a marker the tracer
-	 * catches at its syscall entry (PTRACE_SYSCALL); 0, nothing. The ids
-	 * are asked for, not given: the holder may be in another pid
-	 * namespace, where our pids name other processes. */
-	int32_t stop_sig;
+	/*
+	 * After the program the stub stops for the tracer. It picks the first
+	 * of stop_sigs[] that the thread's own mask (orig_mask) does not block
+	 * and whose handler is SIG_IGN, or SIG_DFL where default_ignored has
+	 * its bit (1 << (sig - 1)): a copy the kernel delivers once nobody
+	 * traces the thread is then discarded. It writes its choice to
+	 * stop_sig, unblocks it and sends it to itself with tgkill(getpid(),
+	 * gettid(), sig) (ids asked for, not given: the holder may be in
+	 * another pid namespace); its delivery is the stop. With none to pick
+	 * (stop_sig 0), it sleeps in steps of 10 ms, up to a second, for the
+	 * tracer to see `done` and interrupt it. stop_mode 0 skips all that.
+	 */
+	int32_t stop_mode;
+	int32_t stop_sig; /* out */
+	uint64_t orig_mask;
+	uint64_t default_ignored;
+	int32_t stop_sigs[24];
+	int32_t nstop_sigs;
+	int32_t pad;
 	uint64_t sigreturn_sp; /* the stack pointer rt_sigreturn expects */
 	struct rv_op ops[];
 };

@@ -96,12 +96,38 @@ __attribute__((noreturn, used, section(".text"))) void rv_stub_entry(struct rv_s
 	}
 	c->failed = failed;
 	c->done = 1;
-	if (c->stop_sig != 0) {
-		long pid = rv_stub_syscall(RV_STUB_NR_getpid, 0, 0, 0, 0, 0, 0);
-		long tid = rv_stub_syscall(RV_STUB_NR_gettid, 0, 0, 0, 0, 0, 0);
+	if (c->stop_mode) {
+		int sig = 0;
 
-		rv_stub_syscall(RV_STUB_NR_tgkill, pid, tid, c->stop_sig > 0 ? c->stop_sig : 0, 0,
-				0, 0);
+		for (int i = 0; i < c->nstop_sigs && i < 24 && !sig; i++) {
+			int s = c->stop_sigs[i];
+			uint64_t bit = 1ull << (s - 1);
+			long act[4] = {0};
+
+			if ((c->orig_mask & bit) ||
+			    rv_stub_syscall(RV_STUB_NR_rt_sigaction, s, 0, (long)act, 8, 0, 0) < 0)
+				continue;
+			if (act[0] == 1 /* SIG_IGN */ ||
+			    (act[0] == 0 && (c->default_ignored & bit)))
+				sig = s;
+		}
+		c->stop_sig = sig;
+		if (sig) {
+			uint64_t set = 1ull << (sig - 1);
+			long pid = rv_stub_syscall(RV_STUB_NR_getpid, 0, 0, 0, 0, 0, 0);
+			long tid = rv_stub_syscall(RV_STUB_NR_gettid, 0, 0, 0, 0, 0, 0);
+
+			rv_stub_syscall(RV_STUB_NR_rt_sigprocmask, 1 /* SIG_UNBLOCK */, (long)&set,
+					0, 8, 0, 0);
+			rv_stub_syscall(RV_STUB_NR_tgkill, pid, tid, sig, 0, 0, 0);
+		} else {
+			/* No signal to stop with: the tracer interrupts this sleep
+			 * once it sees `done`; alone, it goes home after a second. */
+			long ts[2] = {0, 10000000};
+
+			for (int i = 0; i < 100; i++)
+				rv_stub_syscall(RV_STUB_NR_nanosleep, (long)ts, 0, 0, 0, 0, 0);
+		}
 	}
 	rv_stub_sigreturn(c->sigreturn_sp);
 }

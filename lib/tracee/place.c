@@ -110,9 +110,13 @@ static int place_vdso(struct rv_tracee *t, size_t len, uint64_t *ret_addr)
 	pthread_once(&vdso_once, vdso_init);
 	if (!our_vdso || len > pad_end - pad_start)
 		return -ENOSPC;
-	r = holder_vdso(t, &base);
-	if (r < 0)
-		return r == -ENOENT ? -ENOSPC : r;
+	if (t->vdso_hint)
+		base = t->vdso_hint;
+	else {
+		r = holder_vdso(t, &base);
+		if (r < 0)
+			return r == -ENOENT ? -ENOSPC : r;
+	}
 	/* The same image as ours (a restored process may carry another
 	 * kernel's, or have unmapped it). */
 	if (rv_mem_read(t, base, &eh, sizeof(eh)) < 0 || memcmp(&eh, &our_ehdr, sizeof(eh)) != 0)
@@ -193,33 +197,23 @@ int rv_place_code(struct rv_tracee *t, size_t len, uint64_t *ret_addr)
 	return r;
 }
 
-/* Whose default action is to ignore them (signal(7)). */
-static bool ignored_by_default(int sig)
-{
-	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH;
-}
-
-int rv_place_stop_signal(struct rv_tracee *t)
+/* Candidates for the stub's stop, in order: a copy the kernel delivers once
+ * nobody traces the thread must be discarded, so the stub takes one whose
+ * handler is SIG_IGN, or SIG_DFL with "ignore" as its default action
+ * (signal(7)), and that the thread does not block (a blocked one may be
+ * waited for with sigwaitinfo or a signalfd, whose copy we would take). No
+ * stop signals, no SIGCONT, no synchronous faults. */
+void rv_place_stop_signals(struct rv_stub_ctl *ctl)
 {
 	static const int candidates[] = {
 	    SIGURG, SIGWINCH, SIGCHLD, SIGPIPE,	  SIGHUP,  SIGUSR1, SIGUSR2, SIGALRM, SIGTERM,
 	    SIGINT, SIGQUIT,  SIGPROF, SIGVTALRM, SIGXCPU, SIGXFSZ, SIGIO,   SIGPWR,  SIGSTKFLT,
 	};
-	struct rv_proc_status st;
 
-	if (!t->mask_saved || rv_read_status(t->pid, 0, &st) < 0 || !st.have_sigsets)
-		return 0;
-	for (size_t i = 0; i < ARRAY_SIZE(candidates); i++) {
-		int sig = candidates[i];
-		uint64_t bit = 1ull << (sig - 1);
-
-		/* Blocked: maybe waited for with sigwaitinfo or a signalfd, whose
-		 * copy we would take away. Caught: a copy delivered after we are
-		 * gone would run the handler. */
-		if ((t->sigmask & bit) || (st.sig_cgt & bit))
-			continue;
-		if (ignored_by_default(sig) || (st.sig_ign & bit))
-			return sig;
-	}
-	return 0;
+	_Static_assert(ARRAY_SIZE(candidates) <= ARRAY_SIZE(ctl->stop_sigs), "stop_sigs");
+	for (size_t i = 0; i < ARRAY_SIZE(candidates); i++)
+		ctl->stop_sigs[i] = candidates[i];
+	ctl->nstop_sigs = (int32_t)ARRAY_SIZE(candidates);
+	ctl->default_ignored =
+	    1ull << (SIGCHLD - 1) | 1ull << (SIGURG - 1) | 1ull << (SIGWINCH - 1);
 }

@@ -197,3 +197,18 @@ void rv_prog_run_local(struct rv_prog *p)
 	p->failed = failed;
 	p->done = true;
 }
+
+bool rv_prog_all_ok(const struct rv_prog *p)
+{
+	if (!p->done || p->failed >= 0)
+		return false;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct rv_op *op = &p->ops[i];
+
+		if (op->flags & (RV_OPF_CLEANUP | RV_OPF_OPTIONAL))
+			continue;
+		if (op->state != RV_OP_RAN || op->res < 0)
+			return false;
+	}
+	return true;
+}

@@ -134,8 +134,6 @@ static int infect(struct rv_tracee *t)
 		snprintf(rs->why, sizeof(rs->why), "cannot read the FPU state of thread %d", tid);
 		return r;
 	}
-	rs->stop_sig = rv_place_stop_signal(t);
-	rs->slow = rs->stop_sig == 0;
 	rs->code_len = sizeof(rv_stub_blob);
 	r = rv_place_code(t, rs->code_len, &rs->code_addr);
 	if (r < 0) {
@@ -171,10 +169,14 @@ static int infect(struct rv_tracee *t)
 	    .magic = RV_STUB_MAGIC,
 	    .nops = (uint32_t)nops,
 	    .failed = -1,
-	    .stop_sig = rs->slow ? -1 : rs->stop_sig,
+	    .stop_mode = 1,
+	    .orig_mask = t->sigmask,
 	    .sigreturn_sp = sr_sp,
 	};
-	run_mask = rs->slow ? ~0ull : ~(1ull << (rs->stop_sig - 1));
+	rv_place_stop_signals(ctl);
+	/* Every signal blocked while the program runs: no handler runs on the
+	 * stub's registers; the stub unblocks its stop signal at the end. */
+	run_mask = ~0ull;
 	/* The prologue: the thread's sigaltstack settings into the frame
 	 * (rt_sigreturn sets them again), then the mask (also set by us below;
 	 * this copy is for a stub left to run after we are gone). */
@@ -314,9 +316,8 @@ int rv_run_cure(struct rv_tracee *t)
 static int resume(struct rv_tracee *t, int sig)
 {
 	struct rv_run_state *rs = &t->run;
-	int req = rs->slow && !rs->ending ? PTRACE_SYSCALL : PTRACE_CONT;
 
-	if (ptrace(req, t->inj->tid, NULL, (void *)(long)sig) < 0) {
+	if (ptrace(PTRACE_CONT, t->inj->tid, NULL, (void *)(long)sig) < 0) {
 		int r = negative_errno();
 
 		snprintf(rs->why, sizeof(rs->why), "cannot resume thread %d: %s", t->inj->tid,
@@ -361,23 +362,31 @@ static int finish(struct rv_tracee *t)
 		if (q < 0)
 			return q;
 	}
-	if (r < 0)
+	if (r < 0) {
 		snprintf(rs->why, sizeof(rs->why), "cannot read the cut's results: %s",
 			 strerror(-r));
-	return r;
+		return r;
+	}
+	if (t->done_fn)
+		t->done_fn(t, t->done_arg);
+	if (t->release_when_done) {
+		t->released_ns = rv_now_ns();
+		rv_tracee_detach_all(t);
+	}
+	return 0;
 }
 
-static bool at_marker(struct rv_tracee *t)
+void rv_tracee_when_done(struct rv_tracee *t, void (*fn)(struct rv_tracee *t, void *arg), void *arg,
+			 bool release)
 {
-	struct rv_regs regs;
+	t->done_fn = fn;
+	t->done_arg = arg;
+	t->release_when_done = release;
+}
 
-	if (rv_arch_get_regs(t->inj->tid, &regs) < 0)
-		return false;
-	/* tgkill(self, self, 0) from the stub's code (its ids are those of the
-	 * holder's pid namespace). */
-	return rv_arch_syscall_nr(&regs) == SYS_tgkill && rv_arch_syscall_arg(&regs, 2) == 0 &&
-	       rv_arch_ip(&regs) >= t->run.code_addr &&
-	       rv_arch_ip(&regs) <= t->run.code_addr + t->run.code_len;
+const struct rv_prog *rv_tracee_prog(const struct rv_tracee *t)
+{
+	return t ? t->run.prog : NULL;
 }
 
 /* Prepare (infect) T's program; with another thread of the holder when the
@@ -421,7 +430,7 @@ static int run_start(struct rv_tracee *t)
 	int r;
 
 	rs->ending = false;
-	rs->in_entry = false;
+	rs->started_ns = rv_now_ns();
 	rs->run_deadline = rv_stop_deadline(t->deadline_ns);
 	if (!rs->prog)
 		return 0;
@@ -462,35 +471,19 @@ static int run_feed(struct rv_tracee *t, struct rv_thread *th, int status)
 			return finish(t);
 		return resume(t, 0); /* a group-stop on the way: go on */
 	}
-	if (sig == (SIGTRAP | 0x80)) {
-		t->where = AT_SYSCALL_STOP;
-		rs->in_entry = !rs->in_entry;
-		if (rs->slow && rs->in_entry && at_marker(t)) {
-			struct rv_regs regs;
-
-			/* Skip the marker and come back into get_signal(), where
-			 * the thread can be put back exactly. */
-			if (rv_arch_get_regs(th->tid, &regs) < 0)
-				return t->broken = -ESRCH;
-			rv_arch_clear_syscall(&regs);
-			rs->ending = true;
-			if (rv_arch_set_regs(th->tid, &regs) < 0 ||
-			    ptrace(PTRACE_INTERRUPT, th->tid, NULL, NULL) < 0)
-				return t->broken = negative_errno();
-		}
-		return resume(t, 0);
-	}
 	t->where = AT_SIGNAL_STOP;
-	if (ev == 0 && !rs->slow && sig == rs->stop_sig) {
-		uint32_t done = 0;
+	if (ev == 0 && !rv_is_stop_sig(sig)) {
+		struct {
+			uint32_t done;
+			int32_t stop_mode, stop_sig;
+		} end;
 
-		if (rv_mem_read(t, rs->ctl_addr + offsetof(struct rv_stub_ctl, done), &done,
-				sizeof(done)) == 0 &&
-		    done)
+		/* The stub's stop signal once its program is over; a copy from
+		 * elsewhere of the same signal is ignored by the holder anyway. */
+		if (rv_mem_read(t, rs->ctl_addr + offsetof(struct rv_stub_ctl, done), &end,
+				sizeof(end)) == 0 &&
+		    end.done && end.stop_sig == sig)
 			return finish(t);
-		/* A copy from elsewhere, before the program's end: the holder
-		 * ignores it anyway. */
-		return resume(t, 0);
 	}
 	if (rv_is_stop_sig(sig))
 		return resume(t, sig); /* it group-stops, then goes on */
@@ -524,6 +517,29 @@ static int run_timeout(struct rv_tracee *t)
 	return -ETIMEDOUT;
 }
 
+/* A stub that found no stop signal sleeps for us to notice it is done:
+ * looked at once it has run for a while, then every sweep. */
+static int run_poll(struct rv_tracee *t, bool *progress)
+{
+	struct rv_run_state *rs = &t->run;
+	struct {
+		uint32_t done;
+		int32_t stop_mode, stop_sig;
+	} end;
+
+	if (t->where != RUNNING || rs->ending || rv_now_ns() - rs->started_ns < 2000000)
+		return 1;
+	if (rv_mem_read(t, rs->ctl_addr + offsetof(struct rv_stub_ctl, done), &end, sizeof(end)) <
+		0 ||
+	    !end.done || end.stop_sig != 0)
+		return 1;
+	if (ptrace(PTRACE_INTERRUPT, t->inj->tid, NULL, NULL) < 0)
+		return t->broken = negative_errno();
+	rs->ending = true;
+	*progress = true;
+	return 1;
+}
+
 static uint64_t run_deadline(const struct rv_tracee *t)
 {
 	return t->run.run_deadline;
@@ -533,6 +549,7 @@ const struct rv_phase rv_phase_run = {
     .start = run_start,
     .feed = run_feed,
     .timeout = run_timeout,
+    .poll = run_poll,
     .deadline = run_deadline,
 };
 

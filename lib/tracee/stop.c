@@ -194,8 +194,10 @@ static int seize_new(struct rv_tracee *t)
 
 		if (rv_parse_int(de->d_name, &tid) < 0 || rv_tracee_thread(t, tid))
 			continue;
-		if (tid == t->pid && t->have_leader_st) {
-			/* The checks just read it: the same file. */
+		bool leader_known = tid == t->pid && t->have_leader_st;
+
+		if (leader_known) {
+			/* The scan just read it: the same file. */
 			st = t->leader_st;
 			r = 0;
 		} else
@@ -226,7 +228,11 @@ static int seize_new(struct rv_tracee *t)
 			r = -EPERM;
 			goto out;
 		}
-		r = read_stat(t->pid, tid, &pst);
+		if (leader_known) {
+			pst.flags = t->leader_pf;
+			r = 0;
+		} else
+			r = read_stat(t->pid, tid, &pst);
 		if (r == -ESRCH)
 			continue;
 		if (r < 0)
@@ -541,7 +547,11 @@ int rv_tracees_stop(struct rv_stop_req *reqs, size_t n, uint64_t deadline_ns)
 		t->deadline_ns = deadline_ns;
 		t->wait_deadline = rv_stop_deadline(deadline_ns);
 		t->leader_st = st;
-		t->have_leader_st = true;
+		/* The flags come with a scan's status (have_status); a status read
+		 * here has none: the stat file then tells. */
+		t->have_leader_st = q->have_status;
+		t->leader_pf = q->pf_flags;
+		t->vdso_hint = q->vdso;
 		t->reason = q->reason;
 		w[i] = t;
 	}
@@ -587,7 +597,9 @@ int rv_tracee_stop(pid_t pid, int pidfd, uint64_t deadline_ns, struct rv_tracee 
 
 uint64_t rv_tracee_stopped_ns(const struct rv_tracee *t)
 {
-	return t && t->stop_start_ns ? rv_now_ns() - t->stop_start_ns : 0;
+	if (!t || !t->stop_start_ns)
+		return 0;
+	return (t->released_ns ? t->released_ns : rv_now_ns()) - t->stop_start_ns;
 }
 
 pid_t rv_tracee_tid(const struct rv_tracee *t)

@@ -53,10 +53,8 @@ struct rv_run_state {
 	bool entered;  /* registers point into the stub */
 	uint64_t entry_sp;
 	uint64_t run_mask; /* the mask while the stub runs */
-	bool slow;	   /* no stop signal to use: stepping with PTRACE_SYSCALL */
-	bool in_entry;	   /* slow: at a syscall entry stop (else exit) */
-	bool ending;	   /* slow: past the marker, on the way back into get_signal */
-	int stop_sig;
+	bool ending;	   /* no stop signal: interrupted once its program was over */
+	uint64_t started_ns;
 	uint64_t run_deadline;
 	char why[128]; /* why the program could not run or finish */
 };
@@ -87,11 +85,20 @@ struct rv_tracee {
 	uint64_t wait_deadline;		 /* for the stops of the current round */
 	struct rv_proc_status leader_st; /* read by the checks, for the first seize */
 	bool have_leader_st;
-	char *reason; /* where a failure is explained (128 bytes) */
+	unsigned int leader_pf; /* with have_leader_st: the leader's PF_* flags */
+	uint64_t vdso_hint;	/* the vDSO's address from the scan, or 0 */
+	char *reason;		/* where a failure is explained (128 bytes) */
 	int stop_error;
 
 	/* Run phase (run.c). */
 	struct rv_run_state run;
+
+	/* After a program ran to its end and the thread is back (run.c):
+	 * called, then every thread detached when release_when_done. */
+	void (*done_fn)(struct rv_tracee *t, void *arg);
+	void *done_arg;
+	bool release_when_done;
+	uint64_t released_ns;
 
 	/* Release phase. */
 	uint64_t rs_grace;
@@ -172,11 +179,9 @@ int rv_mem_poke_text(struct rv_tracee *t, uint64_t addr, const void *buf, size_t
 /* Where LEN bytes of code can go in T: bytes its own code never runs (the
  * padding after the vDSO image), all zero or already our stub. -ENOSPC. */
 int rv_place_code(struct rv_tracee *t, size_t len, uint64_t *ret_addr);
-/* A signal for the stub's stop: one the injecting thread neither catches
- * nor blocks and whose default action is to ignore it (or that is
- * ignored), so that a copy the kernel delivers after we are gone is
- * discarded. 0 if there is none. */
-int rv_place_stop_signal(struct rv_tracee *t);
+/* The signals the stub may stop with, in order, and which of them the
+ * kernel ignores by default (stub-abi.h). */
+void rv_place_stop_signals(struct rv_stub_ctl *ctl);
 
 /* ---- fault.c ----------------------------------------------------------- */
 
