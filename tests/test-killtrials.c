@@ -149,6 +149,9 @@ static dev_t file_dev, fifo_dev;
 static ino_t file_ino, fifo_ino;
 static bool have_avx;
 static pid_t driver_pid;
+/* The holders' sleeps grow with their number, so that all of them together
+ * wake the machine about as often as 48 do. */
+static uint64_t pace = 1;
 
 static uint8_t file_byte(uint64_t off)
 {
@@ -242,7 +245,7 @@ static void work_compute(struct slot *s)
 		if (busy_regs_check(&in, 100000, have_avx, what, sizeof(what)) < 0)
 			violation(s, "%s", what);
 		busy_regs_fill(&in, &state);
-		if (busy_regs_nanosleep(&in, 2000000, have_avx, what, sizeof(what)) < 0)
+		if (busy_regs_nanosleep(&in, 2000000 * pace, have_avx, what, sizeof(what)) < 0)
 			violation(s, "%s", what);
 		atomic_fetch_add(&s->progress, 1);
 	}
@@ -251,7 +254,7 @@ static void work_compute(struct slot *s)
 static void idle(struct slot *s)
 {
 	while (!exiting()) {
-		busy_sleep_ns(5000000);
+		busy_sleep_ns(5000000 * pace);
 		atomic_fetch_add(&s->progress, 1);
 	}
 }
@@ -284,7 +287,7 @@ static void work_fifo(struct slot *s)
 
 static void work_sleep(struct slot *s)
 {
-	uint64_t len = 2000000 + (uint64_t)(s->tid % 4) * 1000000; /* 2-5 ms */
+	uint64_t len = (2000000 + (uint64_t)(s->tid % 4) * 1000000) * pace; /* 2-5 ms */
 
 	while (!exiting()) {
 		struct timespec req = {0, (long)len};
@@ -335,7 +338,7 @@ static void work_mmap(struct slot *s)
 		}
 		i++;
 		atomic_fetch_add(&s->progress, 1);
-		busy_sleep_ns(2000000);
+		busy_sleep_ns(2000000 * pace);
 	}
 }
 
@@ -994,6 +997,12 @@ static pid_t start_command(bool list_only)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* An ignored signal stays ignored across exec (a test started in
+		 * the background by a shell ignores SIGINT; nohup, SIGHUP): the
+		 * command must meet every signal with its own disposition. */
+		for (int sig = 1; sig < NSIG; sig++)
+			if (sig != SIGKILL && sig != SIGSTOP)
+				signal(sig, SIG_DFL);
 		if (out >= 0) {
 			dup2(out, 1);
 			dup2(out, 2);
@@ -1218,7 +1227,7 @@ static void run_once(struct run *r)
 /* ---- the cases ---------------------------------------------------------------------- */
 
 struct tally {
-	int trials, during, cutting, before, after;
+	int trials, during, cutting, before, after, damaging;
 	int damaged[NKINDS];
 	char example[NKINDS][400];
 	int tags[NTAGS]; /* holders damaged, by kind of damage */
@@ -1298,6 +1307,8 @@ static void record_trial(struct tally *t, const struct run *r, int number, uint6
 			printf("  %s trial %d: %s: %s\n", signame(r->sig), number,
 			       kind_name[x->kind], x->damage);
 	}
+	if (r->ndamaged)
+		t->damaging++;
 	for (int g = 0; g < NTAGS; g++)
 		if (tags[g]) {
 			t->tags[g] += tags[g];
@@ -1376,8 +1387,8 @@ static int report(int sig, const struct tally *t, int planned)
 		if (t->tags[g])
 			append(kinds_of_damage, sizeof(kinds_of_damage), "%s%s %d",
 			       kinds_of_damage[0] ? ", " : "", tag_name[g], t->tags[g]);
-	printf("  %s: %s; damaged holders, by kind of damage: %s\n", signame(sig), landed,
-	       kinds_of_damage[0] ? kinds_of_damage : "none");
+	printf("  %s: %s; %d trials damaged holders; damaged holders, by kind of damage: %s\n",
+	       signame(sig), landed, t->damaging, kinds_of_damage[0] ? kinds_of_damage : "none");
 	for (int k = 0; k < NKINDS; k++) {
 		if (t->damaged[k]) {
 			printf("FAIL kill.%s_%s: %d/%d trials damaged %s holders; %s\n",
@@ -1716,6 +1727,7 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	have_avx = busy_have_avx();
+	pace = opt.holders > 48 ? (uint64_t)(opt.holders + 47) / 48 : 1;
 	holders = calloc(MAX_HOLDERS, sizeof(*holders));
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (!holders || sh == MAP_FAILED)
