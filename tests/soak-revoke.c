@@ -33,7 +33,9 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 
 #include "busy.h"
@@ -117,6 +119,7 @@ static struct {
 	int holders;
 	int check_every;
 	bool command;
+	bool sabotage;
 	unsigned int discovery;
 	int timeout_ms;
 } opt = {.revocations = 10000,
@@ -729,6 +732,40 @@ static void outside_check(int h)
 	}
 }
 
+/* --sabotage: a tracer that blocks every signal of holder 0's sleeper and
+ * flips rbx in its compute thread, then dies without detaching. The run must
+ * then fail (soak.released and soak.registers): it checks the checks. */
+static void sabotage(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		pid_t tids[2] = {sh->h[0].tids[T_SLEEPER], sh->h[0].tids[T_COMPUTE]};
+
+		for (int i = 0; i < 2; i++) {
+			uint64_t all = ~0ULL;
+			struct user_regs_struct regs;
+			int st;
+
+			if (ptrace(PTRACE_SEIZE, tids[i], 0, 0) < 0 ||
+			    ptrace(PTRACE_INTERRUPT, tids[i], 0, 0) < 0 ||
+			    waitpid(tids[i], &st, __WALL) != tids[i])
+				_exit(1);
+			if (i == 0)
+				ptrace(PTRACE_SETSIGMASK, tids[i], sizeof(all), &all);
+			else if (ptrace(PTRACE_GETREGS, tids[i], 0, &regs) == 0) {
+				regs.rbx ^= 1;
+				ptrace(PTRACE_SETREGS, tids[i], 0, &regs);
+			}
+		}
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	printf("  sabotaged holder %d (its sleeper's signal mask, its compute thread's rbx)\n",
+	       hv[0].pid);
+}
+
 static int revoke_once(char *why, size_t size)
 {
 	if (opt.command) {
@@ -847,7 +884,8 @@ static void usage(void)
 {
 	printf(
 	    "usage: soak-revoke [--revocations N] [--seconds S] [--holders N] [--check-every K]\n"
-	    "                   [--command] [--discovery proc|bpf|auto] [--timeout MS]\n"
+	    "                   [--command] [--discovery proc|bpf|auto] [--timeout MS] "
+	    "[--sabotage]\n"
 	    "  --revocations N  how many (default 10000); --seconds S stops earlier\n"
 	    "  --holders N      busy holders of 9 threads each (default 6, at most %d)\n"
 	    "  --check-every K  look at every holder from outside every K revocations (10)\n"
@@ -866,6 +904,7 @@ static void parse(int argc, char **argv)
 					   {"discovery", required_argument, NULL, 'd'},
 					   {"timeout", required_argument, NULL, 't'},
 					   {"help", no_argument, NULL, 'h'},
+					   {"sabotage", no_argument, NULL, 'x'},
 					   {NULL, 0, NULL, 0}};
 	int c;
 
@@ -897,6 +936,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 't':
 			opt.timeout_ms = atoi(optarg);
+			break;
+		case 'x':
+			opt.sabotage = true;
 			break;
 		case 'h':
 			usage();
@@ -955,6 +997,8 @@ static int driver(void)
 				busy_sleep_ns(200000);
 		for (int h = 0; h < opt.holders; h++)
 			before[h] = atomic_load(&sh->h[h].c[C_CUTS]);
+		if (opt.sabotage && i == opt.revocations / 2)
+			sabotage();
 		err = revoke_once(why, sizeof(why));
 		T.done++;
 		if (err) {
