@@ -284,6 +284,28 @@ static void wait_released(void)
 				busy_sleep_ns(1000000);
 			}
 	}
+	/* An engine may leave a holder running code of its own that puts
+	 * it back by itself (a stub ending in rt_sigreturn): that takes
+	 * microseconds, but give a holder whose mask is not back yet up to
+	 * 100 ms before judging it. A mask left wrong stays wrong. */
+	for (int round = 0; round < 10; round++) {
+		bool settled = true;
+
+		for (int h = 0; h < nholders && settled; h++) {
+			struct holder *x = &holders[h];
+
+			for (int i = 0; i < x->ntids && settled && !x->reaped; i++) {
+				struct busy_task t;
+
+				if (busy_task_read(x->pid, x->tids[i], &t) == 0 &&
+				    (t.sigblk & ~(1ULL << (SIGBUS - 1))) != x->sigblk[i])
+					settled = false;
+			}
+		}
+		if (settled)
+			break;
+		busy_sleep_ns(10000000);
+	}
 }
 
 static void check_threads(struct holder *x)
