@@ -87,6 +87,7 @@ struct run {
 	uint64_t duration_ns, kill_ns, first_traced_ns;
 	int cmd_status;
 	bool cmd_timed_out;
+	bool printed; /* the command wrote something */
 	bool exited_before_kill;
 	int traced_at_kill;
 	enum when when;
@@ -276,6 +277,11 @@ static void run_once(struct run *r)
 	}
 	r->duration_ns = busy_now_ns() - t0;
 	r->cmd_status = st;
+	{
+		struct stat o;
+
+		r->printed = stat(out_path, &o) == 0 && o.st_size > 0;
+	}
 
 	wait_released();
 	for (int h = 0; h < nholders; h++) {
@@ -442,6 +448,11 @@ static void record_trial(struct tally *t, const struct run *r, int number, uint6
 		append(cmd, sizeof(cmd),
 		       "%sholders left %d cut, %d untouched, %d half cut (all or none)",
 		       cmd[0] ? "; " : "", r->ncut, r->nintact, r->nhalf);
+	/* Finished, then re-raised the signal: after printing its report. */
+	if (r->sig != SIGKILL && r->when == W_DURING && r->ncut && !r->nintact && !r->nhalf &&
+	    WIFSIGNALED(r->cmd_status) && WTERMSIG(r->cmd_status) == r->sig && !r->printed)
+		append(cmd, sizeof(cmd), "%scut every holder and ended by %s, but printed nothing",
+		       cmd[0] ? "; " : "", signame(r->sig));
 	if (cmd[0]) {
 		t->cmd_bad++;
 		if (!t->cmd_example[0])
