@@ -123,6 +123,7 @@ struct holder {
 	/* outcome */
 	int fds_target, fds_dead; /* target descriptors still the target / dead */
 	int maps_intact, maps_replaced;
+	int map_state[MAX_WORKERS]; /* per mapper thread: 1 intact, 2 replaced, 3 both */
 	bool damaged;
 	unsigned int tags;
 	char damage[400];
@@ -451,10 +452,13 @@ static void check_maps(struct holder *x, int h)
 			}
 			snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, x->pid,
 				 s->map_start[k], s->map_end[k]);
-			if (stat(mf, &st) == 0 && is_target(st.st_dev, st.st_ino))
+			if (stat(mf, &st) == 0 && is_target(st.st_dev, st.st_ino)) {
 				x->maps_intact++;
-			else
+				x->map_state[i] |= 1;
+			} else {
 				x->maps_replaced++;
+				x->map_state[i] |= 2;
+			}
 		}
 	}
 	free(buf);
@@ -475,6 +479,15 @@ static void check_own(struct holder *x, int h)
 		if (atomic_load(&s->nviol))
 			damage(x, tag, "pid %d tid %d (%s): %s", x->pid, s->tid, work_name[s->work],
 			       s->msg);
+		/* Checked after the progress checks: the mapper has touched both
+		 * mappings since the command ended. */
+		if (s->work == W_MMAP && x->map_state[i] == 1 && atomic_load(&s->sigbus))
+			damage(x, D_MAPBYTE, "pid %d tid %d (mmap): SIGBUS from intact mappings",
+			       x->pid, s->tid);
+		if (s->work == W_MMAP && x->map_state[i] == 2 && !atomic_load(&s->sigbus))
+			damage(x, D_MAPBYTE,
+			       "pid %d tid %d (mmap): replaced mappings raised no SIGBUS", x->pid,
+			       s->tid);
 	}
 }
 
