@@ -240,7 +240,7 @@ static void cycler(void)
 		} else {
 			mixed = 0;
 		}
-		busy_sleep_ns(500000);
+		busy_sleep_ns(1000000);
 	}
 }
 
@@ -265,7 +265,7 @@ static void writer(void)
 				return;
 			}
 		}
-		busy_sleep_ns(100000);
+		busy_sleep_ns(1000000);
 	}
 }
 
@@ -352,7 +352,7 @@ static void rt_sender(void)
 			count(C_USR_STALL);
 			usr_since = busy_now_ns();
 		}
-		busy_sleep_ns(200000);
+		busy_sleep_ns(1000000);
 	}
 }
 
@@ -408,7 +408,7 @@ static void mapper(void)
 		munmap(p, len);
 		count(C_MAPS);
 		round++;
-		busy_sleep_ns(300000);
+		busy_sleep_ns(1000000);
 	}
 }
 
@@ -607,11 +607,23 @@ struct hview {
 };
 
 static struct hview hv[MAX_HOLDERS];
+static volatile sig_atomic_t interrupted;
+static pid_t driver_child;
+
+/* SIGINT/SIGTERM: the driver stops early and still reports; main passes
+ * them on to it. */
+static void on_interrupt(int sig)
+{
+	if (driver_child > 0)
+		kill(driver_child, sig);
+	interrupted = 1;
+}
 static dev_t t_dev;
 static ino_t t_ino;
 
 struct tallies {
-	long done, ok, unobserved, outside_checks;
+	long done, ok, unobserved, outside_checks, lockwaits;
+	char first_lockwait[300];
 	long errors[256];
 	char first_error[300];
 	long crashes, stuck, masks, fds_changed, fds_extra;
@@ -766,6 +778,37 @@ static void sabotage(void)
 	       hv[0].pid);
 }
 
+/* Who holds /run/librevoke.lock (from /proc/locks), for the message. */
+static void lock_holder(char *why, size_t size)
+{
+	char line[256], comm[64] = "?";
+	struct stat st;
+	FILE *f;
+
+	snprintf(why, size, "waited for /run/librevoke.lock (another revoke on this machine)");
+	if (stat("/run/librevoke.lock", &st) < 0 || !(f = fopen("/proc/locks", "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *dev = NULL, *colon;
+		int pid = 0;
+
+		if (sscanf(line, "%*d: FLOCK %*s WRITE %d %ms", &pid, &dev) == 2 &&
+		    (colon = strrchr(dev, ':')) && strtoul(colon + 1, NULL, 10) == st.st_ino) {
+			char path[64];
+
+			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+			if (busy_read_text(path, comm, sizeof(comm)) > 0)
+				comm[strcspn(comm, "\n")] = '\0';
+			snprintf(why, size, "waited for /run/librevoke.lock, held by pid %d (%s)",
+				 pid, comm);
+		}
+		free(dev);
+	}
+	fclose(f);
+}
+
+#define LOCK_WAIT 254 /* revoke_once: the lock was another's all along */
+
 static int revoke_once(char *why, size_t size)
 {
 	if (opt.command) {
@@ -807,13 +850,22 @@ static int revoke_once(char *why, size_t size)
 		int r = revoke_ex(paths, 1, &o, &rep), err = r < 0 ? errno : 0;
 
 		if (err && rep) {
+			bool stopped_any = rep->max_stopped_ns != 0;
+
 			snprintf(why, size, "%s", strerror(err));
 			for (size_t i = 0; i < rep->nholders; i++)
 				if (rep->holders[i].error) {
 					snprintf(why, size, "%s: pid %d: %s", strerror(err),
 						 rep->holders[i].pid, rep->holders[i].reason);
+					stopped_any = true;
 					break;
 				}
+			/* Nothing stopped, no holder to blame: the call waited half its
+			 * timeout for the lock another revoke on this machine held. */
+			if (err == ETIMEDOUT && !stopped_any) {
+				lock_holder(why, size);
+				err = LOCK_WAIT;
+			}
 		} else if (err) {
 			snprintf(why, size, "%s (no report)", strerror(err));
 		}
@@ -979,15 +1031,17 @@ static int driver(void)
 		}
 		record_baseline(h);
 	}
-	printf("  %d holders x %d threads; %ld revocations by %s\n", opt.holders, NTHREADS,
-	       opt.revocations, opt.command ? "tools/revoke" : "librevoke");
+	printf("  %d holders x %d threads; %ld revocations by %s (SIGINT or SIGTERM: stop early "
+	       "and report)\n",
+	       opt.holders, NTHREADS, opt.revocations, opt.command ? "tools/revoke" : "librevoke");
 	fflush(stdout);
 
 	for (long i = 0; i < opt.revocations; i++) {
 		uint64_t before[MAX_HOLDERS], deadline;
 		int err;
 
-		if (opt.seconds > 0 && (double)(busy_now_ns() - t0) > opt.seconds * 1e9)
+		if ((opt.seconds > 0 && (double)(busy_now_ns() - t0) > opt.seconds * 1e9) ||
+		    interrupted)
 			break;
 		/* Every live holder holds the target again. */
 		deadline = busy_now_ns() + 2000000000ULL;
@@ -1001,7 +1055,10 @@ static int driver(void)
 			sabotage();
 		err = revoke_once(why, sizeof(why));
 		T.done++;
-		if (err) {
+		if (err == LOCK_WAIT) {
+			if (T.lockwaits++ == 0)
+				snprintf(T.first_lockwait, sizeof(T.first_lockwait), "%s", why);
+		} else if (err) {
 			T.errors[err & 255]++;
 			if (!T.first_error[0])
 				snprintf(T.first_error, sizeof(T.first_error),
@@ -1082,9 +1139,12 @@ static int driver(void)
 							e == 255	     ? "exit 1"
 							: strerrorname_np(e) ? strerrorname_np(e)
 									     : "?");
-		failed += result(T.ok == T.done && T.done > 0, "revocations",
-				 "%ld of %ld succeeded%s%s%s%s", T.ok, T.done, errs[0] ? " (" : "",
-				 errs, errs[0] ? "); first: " : "", T.first_error);
+		/* Turns lost to another revoke on this machine are not the engine's. */
+		failed += result(
+		    T.ok + T.lockwaits == T.done && T.ok > 0, "revocations",
+		    "%ld of %ld succeeded%s%s%s%s; %ld gave up waiting for the lock%s%s", T.ok,
+		    T.done, errs[0] ? " (" : "", errs, errs[0] ? "); first: " : "", T.first_error,
+		    T.lockwaits, T.lockwaits ? ", first: " : "", T.first_lockwait);
 	}
 	failed +=
 	    result(T.unobserved == 0 && sum(C_HALF) == 0 && sum(C_TARGET_BAD) == 0, "cut",
@@ -1144,6 +1204,12 @@ int main(int argc, char **argv)
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		return 2;
+	{
+		struct sigaction sa = {.sa_handler = on_interrupt};
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	pid = fork();
 	if (pid == 0) {
 		setpgid(0, 0);
@@ -1151,6 +1217,7 @@ int main(int argc, char **argv)
 		driver_pid = getpid();
 		_exit(driver());
 	}
+	driver_child = pid;
 	setpgid(pid, pid);
 	{
 		siginfo_t si;
