@@ -30,6 +30,12 @@ static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt,
 	va_end(ap);
 	printf("\n");
 	fflush(stdout);
+	if (tdir[0]) { /* the holders die with the driver; their files go now */
+		unlink(fifo_path);
+		unlink(file_path);
+		unlink(out_path);
+		rmdir(tdir);
+	}
 	_exit(1);
 }
 
@@ -104,7 +110,7 @@ static const char *const tag_name[NTAGS] = {"died",
 					    "registers changed",
 					    "FIFO read() result",
 					    "nanosleep early/EINTR",
-					    "wrong mapped byte",
+					    "mapping access wrong",
 					    "no progress",
 					    "did not exit cleanly",
 					    "other"};
