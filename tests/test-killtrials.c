@@ -638,7 +638,7 @@ static void usage(void)
 	    "                       [--seed N] [--min-conclusive PCT] [--verbose]\n"
 	    "defaults (CI): 48 holders, 16 SIGKILL trials and 8 for each other signal,\n"
 	    "--timeout 3, a budget of 45 s of trials (fewer trials when they would not fit).\n"
-	    "--long: 200 holders, 60 trials per signal, no budget (tens of minutes).\n"
+	    "--long: 200 holders, 60 trials per signal, no budget (10-20 minutes).\n"
 	    "The environment variable REVOKE_KILLTRIALS adds options (e.g. \"--long\").\n");
 }
 
