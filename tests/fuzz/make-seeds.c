@@ -269,14 +269,28 @@ static void processes(void)
 	save_stat_status(pid, "seccomp");
 	reap(pid);
 
-	/* A process in a child pid namespace: NSpid has two entries. */
-	if (unshare(CLONE_NEWPID) == 0) {
-		pid = child_named("nspid");
-		save_stat_status(pid, "pid-namespace");
-		reap(pid);
+	/* A process in a child pid namespace: NSpid has two entries. Done in a
+	 * helper: once the namespace's first process is gone, whoever
+	 * unshared it can fork no more. */
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		pid_t inner;
+
+		if (unshare(CLONE_NEWPID) < 0) {
+			fprintf(stderr, "make-seeds: unshare(CLONE_NEWPID): %s\n", strerror(errno));
+			_exit(1);
+		}
+		inner = child_named("nspid");
+		save_stat_status(inner, "pid-namespace");
+		reap(inner);
+		_exit(failures ? 1 : 0);
 	} else {
-		fprintf(stderr, "make-seeds: unshare(CLONE_NEWPID): %s\n", strerror(errno));
-		failures++;
+		int st;
+
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			failures++;
 	}
 }
 
