@@ -25,18 +25,24 @@
  *     SIGBUS to a handler) found nothing; every thread makes progress (the
  *     FIFO readers once bytes are written; the stopped holder once continued);
  *     asked to, every holder exits with status 0;
- *   - after SIGTERM/SIGINT/SIGHUP/SIGPIPE: all holders cut, or none.
+ *   - after SIGTERM/SIGINT/SIGHUP/SIGPIPE: all holders cut, or none; if all
+ *     were cut, the command printed its report before it re-raised.
  *
- * The delays are spread over [0, D], D the duration of a full run measured
- * first (one trial per slice of D, at a seeded random point in its slice). A
- * trial counts as conclusive only when the signal landed during the
- * revocation: a holder was traced when it was sent, or a holder was cut (or
- * damaged) by a command that did not finish. A case passes only with no
- * damaged holder and enough conclusive trials.
+ * A third of the delays are spread over [0, D], D the duration of a full run
+ * measured first; the others over [0, W] from the moment the test sees a
+ * holder traced, W how long a watched run took from then to its end (one
+ * trial per slice, at a seeded point in it). A trial is conclusive only when
+ * the signal landed during the revocation: a holder was traced when it went,
+ * or the holders show a cut broken off. A case passes only with no damaged
+ * holder, a quarter of its trials conclusive and one at least once the cut
+ * had begun; while it is inconclusive (and undamaged), extra trials run.
+ * kill.calibration checks that a full run cuts everyone and damages nobody
+ * and that --list touches nobody; kill.selfcheck that a dying tracer which
+ * blocks every signal and changes a register is caught in every shape.
  *
  * One line per (signal, shape): kill.sigkill_fifo, ... and kill.SIG_command
- * for the command's own promises. Defaults fit CI (~1 minute); --long is the
- * soak (200 holders, 60 trials per signal). --help lists the knobs.
+ * for the command's own promises. Defaults fit CI (under a minute); --long is
+ * the soak (200 holders, 60 trials per signal). --help lists the knobs.
  */
 #include <getopt.h>
 #include <sys/ptrace.h>
