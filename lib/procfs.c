@@ -356,6 +356,10 @@ int rv_fdinfo_next_user_file(const char *text, const char **cursor, char *name, 
 		if (!eol)
 			eol = q + strlen(q);
 		p = *eol ? eol + 1 : eol;
+		/* Past this entry whatever comes of it: a caller that skips an
+		 * entry too long for NAME must get the next one, not this again
+		 * (found by tests/fuzz: every scan spun on such a ring). */
+		*cursor = p;
 		if (eol - q == 6 && strncmp(q, "<none>", 6) == 0)
 			continue; /* empty slot (before 6.x kernels) */
 		/* seq_file_path() escapes ' ', '\t', '\n' and '\\' as \ooo. */
@@ -372,7 +376,6 @@ int rv_fdinfo_next_user_file(const char *text, const char **cursor, char *name, 
 			name[n++] = c;
 		}
 		name[n] = '\0';
-		*cursor = p;
 		return 0;
 	}
 }

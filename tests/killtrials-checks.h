@@ -341,6 +341,8 @@ static void check_threads(struct holder *x)
 			damage(x, D_STOPPED, "pid %d tid %d left in state %c", x->pid, x->tids[i],
 			       t.state);
 		}
+		if (x->kind == K_STOPPED)
+			continue; /* its mask once continued: check_sigblk() */
 		/* A mapper inside its SIGBUS handler has SIGBUS blocked for a
 		 * moment: only a mask that stays wrong is damage. */
 		for (int tries = 0; (t.sigblk & ~(1ULL << (SIGBUS - 1))) == x->sigblk[i] &&
@@ -350,6 +352,20 @@ static void check_threads(struct holder *x)
 			if (busy_task_read(x->pid, x->tids[i], &t) < 0)
 				break;
 		}
+		if (t.sigblk != x->sigblk[i])
+			damage(x, D_SIGBLK, "pid %d tid %d SigBlk %016" PRIx64 ", was %016" PRIx64,
+			       x->pid, x->tids[i], t.sigblk, x->sigblk[i]);
+	}
+}
+
+/* The signal mask of every thread of X is what it was. */
+static void check_sigblk(struct holder *x)
+{
+	for (int i = 0; i < kinds[x->kind].n; i++) {
+		struct busy_task t;
+
+		if (busy_task_read(x->pid, x->tids[i], &t) < 0)
+			continue;
 		if (t.sigblk != x->sigblk[i])
 			damage(x, D_SIGBLK, "pid %d tid %d SigBlk %016" PRIx64 ", was %016" PRIx64,
 			       x->pid, x->tids[i], t.sigblk, x->sigblk[i]);

@@ -301,6 +301,12 @@ static void run_once(struct run *r)
 			continue;
 		}
 		check_threads(x);
+		/* The SIGSTOPped holder is judged once it is continued: stopped
+		 * again in the middle of its cut (the kernel reinstates the
+		 * group-stop when the tracer dies), it finishes the cut and goes
+		 * home only when it runs. */
+		if (x->kind == K_STOPPED)
+			continue;
 		check_fds(x);
 		check_maps(x, h);
 	}
@@ -312,6 +318,9 @@ static void run_once(struct run *r)
 		if (!x->reaped) {
 			kill(x->pid, SIGCONT);
 			check_progress(true);
+			check_sigblk(x);
+			check_fds(x);
+			check_maps(x, nholders - 1);
 		}
 	}
 	for (int h = 0; h < nholders; h++)
@@ -353,6 +362,7 @@ static void run_once(struct run *r)
 /* ---- the cases ---------------------------------------------------------------------- */
 
 struct tally {
+	int planned; /* the trials the case was given; extra ones do not raise the bar */
 	int trials, during, cutting, before, after, damaging;
 	int damaged[NKINDS];
 	char example[NKINDS][400];
@@ -480,7 +490,7 @@ static void record_trial(struct tally *t, const struct run *r, int number, uint6
 
 static int need_during(const struct tally *t)
 {
-	int need = (t->trials * opt.min_conclusive_pct + 99) / 100;
+	int need = ((t->planned ? t->planned : t->trials) * opt.min_conclusive_pct + 99) / 100;
 
 	return need < 1 ? 1 : need;
 }
@@ -787,6 +797,7 @@ static int driver(void)
 		if (!opt.want[i] || n <= 0)
 			continue;
 		memset(&t, 0, sizeof(t));
+		t.planned = n;
 		for (int k = 0; k < 2 * n; k++) {
 			/* A third of the trials: one per slice of [0, D] from the
 			 * start of the command; the others one per slice of [0, W]

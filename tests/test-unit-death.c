@@ -18,8 +18,8 @@
 
 /* M_SLOW: a register loop that catches every signal the stub could stop
  * with (place.c), so the cut is stepped with PTRACE_SYSCALL instead. */
-enum { M_REGS, M_SLEEP, M_READ, M_SLOW, NMODES };
-static const char *const mode_name[] = {"registers", "nanosleep", "read", "slow path"};
+enum { M_REGS, M_SLEEP, M_READ, M_SLOW, M_AVX, NMODES };
+static const char *const mode_name[] = {"registers", "nanosleep", "read", "slow path", "avx"};
 
 #define HOLD_FD 70
 
@@ -86,6 +86,32 @@ static int register_loop(volatile int *flag)
 	return bad || pi != M_PI;
 }
 
+/* The upper half of a vector register, which the signal frame's XSAVE image
+ * carries (FXRSTOR alone would zero it): ymm10 = four copies of a value,
+ * checked in its high half. 1 if it changed. */
+__attribute__((target("avx2"))) static int avx_loop(volatile int *flag)
+{
+	int bad = 0;
+
+	__asm__ volatile("movabs $0x3333333344444444, %%r12\n\t"
+			 "vmovq %%r12, %%xmm0\n\t"
+			 "vpbroadcastq %%xmm0, %%ymm10\n\t"
+			 "1:\n\t"
+			 "vextracti128 $1, %%ymm10, %%xmm0\n\t"
+			 "vmovq %%xmm0, %%rax\n\t"
+			 "cmp %%r12, %%rax\n\t"
+			 "jne 2f\n\t"
+			 "cmpl $0, (%[flag])\n\t"
+			 "je 1b\n\t"
+			 "jmp 3f\n\t"
+			 "2: movl $1, %[bad]\n\t"
+			 "3:\n\t"
+			 : [bad] "+m"(bad)
+			 : [flag] "r"(flag)
+			 : "rax", "r12", "xmm0", "xmm10", "memory", "cc");
+	return bad;
+}
+
 static void v_holder(int in, int out)
 {
 	struct report rep = {0};
@@ -122,6 +148,9 @@ static void v_holder(int in, int out)
 	case M_SLOW:
 		rep.bad_regs = register_loop(g_flag);
 		rep.handled = g_handled;
+		break;
+	case M_AVX:
+		rep.bad_regs = __builtin_cpu_supports("avx2") ? avx_loop(g_flag) : 0;
 		break;
 	case M_SLEEP: {
 		struct timespec req = {1, 200000000};
@@ -246,7 +275,7 @@ static void one(int mode, const char *point, bool want_cut)
 	CHECK(task_state(v.pid, v.pid) != 't' && task_state(v.pid, v.pid) != 'T',
 	      "%s/%s: still stopped (%c)", mode_name[mode], point, task_state(v.pid, v.pid));
 
-	if (mode == M_REGS || mode == M_SLOW)
+	if (mode == M_REGS || mode == M_SLOW || mode == M_AVX)
 		*g_flag = 1;
 	if (mode == M_READ)
 		xwrite(v.in, "x", 1);
@@ -254,7 +283,7 @@ static void one(int mode, const char *point, bool want_cut)
 	unlink(g_path);
 
 	CHECK(rep.mask_same, "%s/%s: signal mask changed", mode_name[mode], point ? point : "-");
-	if (mode == M_REGS || mode == M_SLOW)
+	if (mode == M_REGS || mode == M_SLOW || mode == M_AVX)
 		CHECK(!rep.bad_regs, "%s/%s: registers changed", mode_name[mode], point);
 	CHECK(rep.handled == 0, "%s/%s: %d signal handler runs", mode_name[mode], point,
 	      rep.handled);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* x86_64: registers, the syscall instruction and the rt_sigreturn frame. */
+#include <cpuid.h>
 #include <elf.h>
 #include <signal.h>
 #include <string.h>
@@ -195,9 +196,37 @@ int rv_arch_get_fpu(pid_t tid, void *buf, size_t *len)
 {
 	struct iovec iov = {buf, *len};
 
-	/* The XSAVE image in the standard format, with the kernel's own
-	 * software bytes (magic1, xfeatures, size) at offset 464. */
+	/* The XSAVE image in the standard format. Its software bytes at 464
+	 * are ptrace's (the XCR0 word gdb reads), not a signal frame's: they
+	 * are rewritten below, else rt_sigreturn falls back to FXRSTOR and the
+	 * upper halves of the vector registers come back as zeros. */
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) == 0) {
+		uint64_t xcr0;
+		uint32_t size = 576; /* legacy area and XSAVE header */
+		struct fpx_sw_bytes sw = {0};
+
+		if (iov.iov_len < 576)
+			return -EIO;
+		memcpy(&xcr0, (uint8_t *)buf + SW_BYTES_OFFSET, sizeof(xcr0));
+		/* AMX tile data is enabled per process (arch_prctl permission);
+		 * leave it out, as the kernel's default signal frame does. */
+		xcr0 &= ~(1ull << 17 | 1ull << 18);
+		for (unsigned int i = 2; i < 63; i++) {
+			unsigned int eax, ebx, ecx, edx;
+
+			if (!(xcr0 & (1ull << i)))
+				continue;
+			__cpuid_count(0xd, i, eax, ebx, ecx, edx);
+			if (ebx + eax > size)
+				size = ebx + eax;
+		}
+		if (size > iov.iov_len)
+			size = (uint32_t)iov.iov_len;
+		sw.magic1 = FP_XSTATE_MAGIC1;
+		sw.extended_size = size + 4;
+		sw.xfeatures = xcr0;
+		sw.xstate_size = size;
+		memcpy((uint8_t *)buf + SW_BYTES_OFFSET, &sw, sizeof(sw));
 		*len = iov.iov_len;
 		return 0;
 	}
