@@ -257,18 +257,6 @@ static size_t stop_all(struct rv_run *run)
 	return failed;
 }
 
-/* Take over FRESH's refs (H is stopped: these are the final ones). */
-static void holder_take_refs(struct rv_holder *h, struct rv_holder *fresh)
-{
-	free(h->pub.refs);
-	h->pub.refs = TAKE_PTR(fresh->pub.refs);
-	h->pub.nrefs = fresh->pub.nrefs;
-	h->refs_cap = fresh->refs_cap;
-	h->zombie_leader = fresh->zombie_leader;
-	fresh->pub.nrefs = 0;
-	fresh->refs_cap = 0;
-}
-
 /*
  * Merge a full scan made while every known holder was stopped: stopped
  * holders (and the caller) get the refs it found, final since their tables
@@ -290,8 +278,9 @@ static int merge_scan(struct rv_run *run, struct rv_holders *fresh, size_t *ret_
 			j++;
 		if (!h->tracee && !h->self)
 			continue; /* not stopped (best effort): keep what it had */
+		/* H is stopped: these refs are the final ones. */
 		if (j < fresh->n && fresh->v[j].pub.pid == h->pub.pid)
-			holder_take_refs(h, &fresh->v[j]);
+			rv_holder_take_refs(h, &fresh->v[j]);
 		else
 			rv_holder_clear(h);
 	}
@@ -300,15 +289,9 @@ static int merge_scan(struct rv_run *run, struct rv_holders *fresh, size_t *ret_
 
 		if (bsearch(&key, run->holders.v, n, sizeof(key), rv_holder_cmp_pid))
 			continue;
-		h = rv_holders_add(&run->holders, key.pub.pid);
+		h = rv_holders_move_in(&run->holders, &fresh->v[j]);
 		if (!h)
 			return -ENOMEM;
-		/* Move it over; fresh no longer owns the refs or the pidfd. */
-		*h = fresh->v[j];
-		fresh->v[j].pub.refs = NULL;
-		fresh->v[j].pub.nrefs = 0;
-		fresh->v[j].pidfd = -1;
-		h->tracee = NULL;
 		if (!h->uninspected)
 			added++;
 	}

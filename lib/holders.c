@@ -118,3 +118,54 @@ void rv_holders_sort(struct rv_holders *hs)
 	if (hs->n > 1)
 		qsort(hs->v, hs->n, sizeof(*hs->v), rv_holder_cmp_pid);
 }
+
+/* ---- moving holders and their references: the one place that does ------- */
+
+void rv_holder_take_refs(struct rv_holder *dst, struct rv_holder *src)
+{
+	free(dst->pub.refs);
+	dst->pub.refs = TAKE_PTR(src->pub.refs);
+	dst->pub.nrefs = src->pub.nrefs;
+	dst->refs_cap = src->refs_cap;
+	dst->zombie_leader = src->zombie_leader;
+	if (src->vdso)
+		dst->vdso = src->vdso;
+	src->pub.nrefs = 0;
+	src->refs_cap = 0;
+}
+
+struct rv_holder *rv_holders_move_in(struct rv_holders *hs, struct rv_holder *src)
+{
+	struct rv_holder *h = rv_holders_add(hs, src->pub.pid);
+
+	if (!h)
+		return NULL;
+	*h = *src;
+	h->tracee = NULL;
+	h->wake = NULL;
+	/* SRC owns nothing any more: its refs and pidfd went with it. */
+	src->pub.refs = NULL;
+	src->pub.nrefs = 0;
+	src->refs_cap = 0;
+	src->pidfd = -1;
+	return h;
+}
+
+int rv_holders_merge(struct rv_holders *dst, struct rv_holders *src)
+{
+	if (src->n == 0)
+		return 0;
+	if (dst->n + src->n > dst->cap) {
+		struct rv_holder *v = realloc(dst->v, (dst->n + src->n) * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		dst->v = v;
+		dst->cap = dst->n + src->n;
+	}
+	memcpy(dst->v + dst->n, src->v, src->n * sizeof(*src->v));
+	dst->n += src->n;
+	free(src->v);
+	*src = (struct rv_holders){0};
+	return 0;
+}

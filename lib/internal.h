@@ -120,6 +120,12 @@ struct rv_holder *rv_holders_add(struct rv_holders *hs, pid_t pid); /* zeroed, p
 struct rv_holder *rv_holders_find(struct rv_holders *hs, pid_t pid);
 void rv_holder_clear(struct rv_holder *h);
 void rv_holders_free(struct rv_holders *hs);
+/* Moving holders and references, the one way: DST takes SRC's refs
+ * (replacing its own); a new slot of HS takes SRC whole (refs and pidfd:
+ * SRC is left owning nothing); DST takes every holder of SRC (emptied). */
+void rv_holder_take_refs(struct rv_holder *dst, struct rv_holder *src);
+struct rv_holder *rv_holders_move_in(struct rv_holders *hs, struct rv_holder *src);
+int rv_holders_merge(struct rv_holders *dst, struct rv_holders *src);
 /* The order every scanner returns: holders by pid; refs by type, fd, start. */
 void rv_holder_sort_refs(struct rv_holder *h);
 void rv_holders_sort(struct rv_holders *hs);

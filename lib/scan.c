@@ -32,7 +32,9 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
+#include "refkind.h"
 #include "scan_proc.h"
+#include "target.h"
 
 #ifndef HAVE_BPF
 #define HAVE_BPF 0
@@ -147,11 +149,6 @@ ssize_t rv_proc_read_at(struct scan_worker *w, int dir, const char *name)
 ssize_t rv_proc_read_record_at(struct scan_worker *w, int dir, const char *name)
 {
 	return read_at(w, dir, name, true);
-}
-
-static bool same_file(const struct rv_target *t, dev_t dev, uint64_t ino)
-{
-	return t->dev == dev && (uint64_t)t->ino == ino;
 }
 
 static struct revoke_ref *add_ref(struct scan_worker *w, int type, size_t target, int fd)
@@ -322,9 +319,10 @@ static int check_inflight(struct scan_worker *w, int dir, int *fdinfo_dir, pid_t
 			if (r == 0 &&
 			    statx(fds[i], "", AT_EMPTY_PATH | STATX_FLAGS, STATX_MASK, &stx) == 0)
 				for (size_t t = 0; t < ctx->ntargets; t++)
-					if (same_file(&ctx->targets[t],
-						      makedev(stx.stx_dev_major, stx.stx_dev_minor),
-						      stx.stx_ino) &&
+					if (rv_target_match(
+						&ctx->targets[t],
+						makedev(stx.stx_dev_major, stx.stx_dev_minor),
+						stx.stx_ino) &&
 					    !ref_exists(w, REVOKE_REF_INFLIGHT, t, fd) &&
 					    !add_ref(w, REVOKE_REF_INFLIGHT, t, fd))
 						r = -ENOMEM;
@@ -386,7 +384,7 @@ static int scan_fds(struct scan_worker *w, int dir, pid_t pid, int *pidfd)
 				continue; /* closed meanwhile, or not ours to see */
 			dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 			for (size_t t = 0; t < ctx->ntargets; t++)
-				if (same_file(&ctx->targets[t], dev, stx.stx_ino)) {
+				if (rv_target_match(&ctx->targets[t], dev, stx.stx_ino)) {
 					r = add_fd_ref(w, dir, &fdinfo_dir, fd, t);
 					if (r < 0)
 						return r;
@@ -506,7 +504,7 @@ static int scan_maps(struct scan_worker *w, int dir, bool have_map_files)
 		for (size_t t = 0; t < ctx->ntargets; t++) {
 			struct revoke_ref *ref;
 
-			if (!same_file(&ctx->targets[t], k->dev, k->ino))
+			if (!rv_target_match(&ctx->targets[t], k->dev, k->ino))
 				continue;
 			ref = add_ref(w, REVOKE_REF_MAP, t, -1);
 			if (!ref)
@@ -521,23 +519,25 @@ static int scan_maps(struct scan_worker *w, int dir, bool have_map_files)
 	return 0;
 }
 
+/* The kinds found through a /proc/PID/<link> (refkind.c: cwd, root, exe). */
 static int scan_links(struct scan_worker *w, int dir)
 {
-	static const struct {
-		const char *name;
-		int type;
-	} links[] = {{"cwd", REVOKE_REF_CWD}, {"root", REVOKE_REF_ROOT}, {"exe", REVOKE_REF_EXE}};
 	struct scan_ctx *ctx = w->ctx;
+	size_t nk;
+	const struct rv_refkind *k = rv_refkinds(&nk);
 
-	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
+	for (size_t i = 0; i < nk; i++) {
 		struct statx stx;
 
-		if (statx(dir, links[i].name, STATX_FLAGS, STATX_MASK, &stx) < 0)
+		if (k[i].found_in != RV_FOUND_LINK)
+			continue;
+		if (statx(dir, k[i].link, STATX_FLAGS, STATX_MASK, &stx) < 0)
 			continue; /* gone, hidden, or no exe (kernel thread) */
 		for (size_t t = 0; t < ctx->ntargets; t++)
-			if (same_file(&ctx->targets[t],
-				      makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino) &&
-			    !add_ref(w, links[i].type, t, -1))
+			if (rv_target_match(&ctx->targets[t],
+					    makedev(stx.stx_dev_major, stx.stx_dev_minor),
+					    stx.stx_ino) &&
+			    !add_ref(w, k[i].type, t, -1))
 				return -ENOMEM;
 	}
 	return 0;
@@ -660,8 +660,8 @@ bool rv_proc_recheck(struct scan_worker *w, pid_t pid)
 			return true; /* the leader's own entries are empty */
 		if (statx(ctx->proc_fd, name, STATX_FLAGS, STATX_MASK, &stx) < 0)
 			return false;
-		return same_file(&ctx->targets[ref->target],
-				 makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino);
+		return rv_target_match(&ctx->targets[ref->target],
+				       makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino);
 	}
 	return true; /* only mappings, URING or INFLIGHT refs: nothing cheap to recheck */
 }
@@ -669,13 +669,7 @@ bool rv_proc_recheck(struct scan_worker *w, pid_t pid)
 void rv_proc_take_refs(struct scan_worker *w, struct rv_holder *h)
 {
 	rv_holder_sort_refs(&w->tmp);
-	free(h->pub.refs);
-	h->pub.refs = TAKE_PTR(w->tmp.pub.refs);
-	h->pub.nrefs = w->tmp.pub.nrefs;
-	h->refs_cap = w->tmp.refs_cap;
-	w->tmp.pub.nrefs = w->tmp.refs_cap = 0;
-	h->zombie_leader = w->tmp.zombie_leader;
-	h->vdso = w->tmp.vdso;
+	rv_holder_take_refs(h, &w->tmp);
 }
 
 #if HAVE_BPF

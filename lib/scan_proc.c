@@ -293,23 +293,11 @@ static int list_pids(struct scan_ctx *ctx, char *dents, size_t size)
 /* Moves every worker's holders to RET; on failure RET is as it was. */
 static int merge(struct scan_worker *ws, size_t nw, struct rv_holders *ret)
 {
-	size_t total = ret->n;
-
-	for (size_t i = 0; i < nw; i++)
-		total += ws[i].hs.n;
-	if (total > ret->cap) {
-		struct rv_holder *v = realloc(ret->v, total * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		ret->v = v;
-		ret->cap = total;
-	}
 	for (size_t i = 0; i < nw; i++) {
-		if (ws[i].hs.n)
-			memcpy(ret->v + ret->n, ws[i].hs.v, ws[i].hs.n * sizeof(*ret->v));
-		ret->n += ws[i].hs.n;
-		free(ws[i].hs.v);
-		ws[i].hs = (struct rv_holders){0};
+		int r = rv_holders_merge(ret, &ws[i].hs);
+
+		if (r < 0)
+			return r;
 	}
 	rv_holders_sort(ret);
 	return 0;

@@ -8,6 +8,7 @@
 #define REVOKE_TARGET_H
 
 #include <pthread.h>
+#include <sys/sysmacros.h>
 
 #include "internal.h"
 
@@ -28,10 +29,23 @@ int rv_targets_resolve(const struct rv_request *req, const struct rv_guard *guar
 		       struct rv_target **ret, size_t *ret_n);
 void rv_targets_free(struct rv_target *t, size_t n);
 
+/* T's device in the kernel's s_dev encoding. */
+static inline unsigned int rv_target_kdev(const struct rv_target *t)
+{
+	return major(t->dev) << 20 | minor(t->dev);
+}
+
 /* The one matching function: does the file (DEV, INO) belong to T? */
 static inline bool rv_target_match(const struct rv_target *t, dev_t dev, uint64_t ino)
 {
 	return t->dev == dev && (uint64_t)t->ino == ino;
+}
+
+/* The same, with the device in the kernel's own encoding (s_dev: major << 20
+ * | minor), as BPF iterators and epoll's fdinfo show it. */
+static inline bool rv_target_match_kdev(const struct rv_target *t, unsigned int kdev, uint64_t ino)
+{
+	return rv_target_kdev(t) == kdev && (uint64_t)t->ino == ino;
 }
 
 /* The caller's fsuid owns every target, or it holds CAP_FOWNER (the 2006

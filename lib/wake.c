@@ -8,6 +8,7 @@
 #include <sys/sysmacros.h>
 
 #include "arch/arch.h"
+#include "target.h"
 #include "wake.h"
 
 #define MAX_EVENTS 64
@@ -48,15 +49,10 @@ static bool is_cut_registration(const struct rv_holder *h, const struct rv_targe
 {
 	for (size_t i = 0; i < h->pub.nrefs; i++) {
 		const struct revoke_ref *ref = &h->pub.refs[i];
-		const struct rv_target *t;
-		unsigned int sdev;
-
 		if (ref->type != REVOKE_REF_FD || ref->fd != it->tfd ||
 		    ref->state != REVOKE_STATE_FOUND || ref->target >= ntargets)
 			continue;
-		t = &targets[ref->target];
-		sdev = major(t->dev) << 20 | minor(t->dev);
-		if (it->ino == (uint64_t)t->ino && it->sdev == sdev)
+		if (rv_target_match_kdev(&targets[ref->target], it->sdev, it->ino))
 			return true;
 	}
 	return false;

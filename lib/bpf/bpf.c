@@ -50,6 +50,7 @@
 #include "internal.h"
 #include "records.h"
 #include "scan_proc.h"
+#include "target.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -461,19 +462,7 @@ static int finish_holders(struct bpf_scan *s)
 /* Moves S's holders to the end of RET, which is left as it was on failure. */
 static int move_holders(struct bpf_scan *s, struct rv_holders *ret)
 {
-	if (ret->n + s->hs.n > ret->cap) {
-		struct rv_holder *v = realloc(ret->v, (ret->n + s->hs.n) * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ret->v = v;
-		ret->cap = ret->n + s->hs.n;
-	}
-	if (s->hs.n)
-		memcpy(ret->v + ret->n, s->hs.v, s->hs.n * sizeof(*s->hs.v));
-	ret->n += s->hs.n;
-	s->hs.n = 0;
-	return 0;
+	return rv_holders_merge(ret, &s->hs);
 }
 
 /*
@@ -544,9 +533,8 @@ static int bpf_load(const struct rv_target *targets, size_t ntargets, struct rv_
 		goto fail;
 	}
 	for (size_t t = 0; t < ntargets; t++) {
-		struct rv_bpf_key key = {
-		    .ino = (__u64)targets[t].ino,
-		    .dev = (__u32)(major(targets[t].dev) << 20 | minor(targets[t].dev))};
+		struct rv_bpf_key key = {.ino = (__u64)targets[t].ino,
+					 .dev = (__u32)rv_target_kdev(&targets[t])};
 		__u32 idx = (__u32)t;
 
 		/* Two targets naming one file: the first index stands for both,
