@@ -640,28 +640,6 @@ static int native_tty(const struct rv_run *run, size_t t)
 }
 
 /*
- * The path was resolved again after a concurrent revoke of the same file
- * revoked our O_PATH descriptor too: only the same inode will do.
- */
-static int target_reopen(const struct rv_request *req, struct rv_target *tg)
-{
-	int flags = O_PATH | O_CLOEXEC | (req->flags & REVOKE_NOFOLLOW ? O_NOFOLLOW : 0);
-	struct stat st;
-	int fd;
-
-	fd = open(tg->path, flags);
-	if (fd < 0)
-		return negative_errno();
-	if (fstat(fd, &st) < 0 || st.st_dev != tg->dev || st.st_ino != tg->ino) {
-		safe_close(fd);
-		return -EBUSY;
-	}
-	safe_close(tg->path_fd);
-	tg->path_fd = fd;
-	return 0;
-}
-
-/*
  * frevoke() of our own O_PATH descriptor: every file of the inode but that
  * one, without /proc and without opening the file. A revoke of the same file
  * running at the same time revokes that descriptor too (EBADF): resolve the
@@ -686,7 +664,7 @@ static int native_revoke_target(struct rv_run *run, size_t t)
 		r = rv_native_frevoke(tg->path_fd);
 		if (r != -EBADF || attempt == 3)
 			return r == -EBADF ? -EBUSY : r;
-		r = target_reopen(&run->req, tg);
+		r = rv_target_reopen(&run->req, tg);
 		if (r < 0)
 			return r;
 	}
@@ -827,7 +805,7 @@ static int work(struct rv_run *run)
 		 * its target): look the paths up again, same inodes only. */
 		for (size_t t = 0; req->paths && t < run->ntargets; t++)
 			if (rv_is_dead_fd(run->targets[t].path_fd)) {
-				r = target_reopen(req, &run->targets[t]);
+				r = rv_target_reopen(req, &run->targets[t]);
 				if (r < 0)
 					return r;
 			}

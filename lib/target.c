@@ -283,3 +283,22 @@ int rv_targets_check_permission(const struct rv_target *t, size_t n)
 			return -EPERM;
 	return 0;
 }
+
+int rv_target_reopen(const struct rv_request *req, struct rv_target *tg)
+{
+	int flags = O_PATH | O_CLOEXEC | (req->flags & REVOKE_NOFOLLOW ? O_NOFOLLOW : 0);
+	struct statx stx;
+	int fd;
+
+	fd = open_bounded(tg->path, flags, req->deadline_ns);
+	if (fd < 0)
+		return fd;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &stx) < 0 ||
+	    !rv_target_match(tg, makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino)) {
+		safe_close(fd);
+		return -EBUSY;
+	}
+	safe_close(tg->path_fd);
+	tg->path_fd = fd;
+	return 0;
+}

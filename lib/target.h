@@ -48,6 +48,11 @@ static inline bool rv_target_match_kdev(const struct rv_target *t, unsigned int 
 	return rv_target_kdev(t) == kdev && (uint64_t)t->ino == ino;
 }
 
+/* Look TG's path up again (bounded, as the first time): after a concurrent
+ * revoke of the same file cut our own O_PATH descriptor of it. Only the same
+ * inode will do (-EBUSY). */
+int rv_target_reopen(const struct rv_request *req, struct rv_target *tg);
+
 /* The caller's fsuid owns every target, or it holds CAP_FOWNER (the 2006
  * contract). -EPERM. */
 int rv_targets_check_permission(const struct rv_target *t, size_t n);

@@ -123,6 +123,7 @@ static struct {
 	int check_every;
 	bool command;
 	bool sabotage;
+	bool best_effort;
 	unsigned int discovery;
 	int timeout_ms;
 } opt = {.revocations = 10000,
@@ -829,7 +830,8 @@ static int revoke_once(char *why, size_t size)
 				if (sig != SIGKILL && sig != SIGSTOP)
 					signal(sig, SIG_DFL);
 			dup2(null, 1);
-			execl(REVOKE_BUILDDIR "/tools/revoke", "revoke", "-q", "--timeout", timeout,
+			execl(REVOKE_BUILDDIR "/tools/revoke", "revoke", "-q",
+			      opt.best_effort ? "--best-effort" : "--quiet", "--timeout", timeout,
 			      "--discovery",
 			      opt.discovery == REVOKE_DISCOVERY_PROC  ? "proc"
 			      : opt.discovery == REVOKE_DISCOVERY_BPF ? "bpf"
@@ -845,7 +847,8 @@ static int revoke_once(char *why, size_t size)
 		return WIFEXITED(st) ? 255 : EINTR;
 	} else {
 		struct revoke_opts o = {.sz = sizeof(o),
-					.flags = opt.discovery | REVOKE_ENGINE_USERSPACE,
+					.flags = opt.discovery | REVOKE_ENGINE_USERSPACE |
+						 (opt.best_effort ? REVOKE_BEST_EFFORT : 0),
 					.timeout_ms = opt.timeout_ms,
 					.keep_fd = -1};
 		struct revoke_report *rep = NULL;
@@ -949,7 +952,9 @@ static void usage(void)
 	    "  --holders N      busy holders of 9 threads each (default 6, at most %d)\n"
 	    "  --check-every K  look at every holder from outside every K revocations (10)\n"
 	    "  --command        run tools/revoke each time instead of calling librevoke\n"
-	    "  --discovery      how holders are found (default proc: BPF loads per call)\n",
+	    "  --discovery      how holders are found (default proc: BPF loads per call)\n"
+	    "  --best-effort    processes /proc cannot look at (pid 1 of some sandboxes, even\n"
+	    "                   for root) are reported, not a failure\n",
 	    MAX_HOLDERS);
 }
 
@@ -964,6 +969,7 @@ static void parse(int argc, char **argv)
 					   {"timeout", required_argument, NULL, 't'},
 					   {"help", no_argument, NULL, 'h'},
 					   {"sabotage", no_argument, NULL, 'x'},
+					   {"best-effort", no_argument, NULL, 'b'},
 					   {NULL, 0, NULL, 0}};
 	int c;
 
@@ -998,6 +1004,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 'x':
 			opt.sabotage = true;
+			break;
+		case 'b':
+			opt.best_effort = true;
 			break;
 		case 'h':
 			usage();
