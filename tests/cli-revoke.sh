@@ -85,17 +85,22 @@ if wait_holder "$pa" 0 "$a" && wait_holder "$pb" 0 "$b"; then
 		fail revoke.json "exit $rc; stderr: $err"
 	elif ! python3 -m json.tool "$tmp/out" >/dev/null 2>"$tmp/jerr"; then
 		fail revoke.json "invalid JSON: $(cat "$tmp/jerr")"
-	elif ! why=$(python3 - "$tmp/out" "$pa" "$pb" <<'EOF'
+	elif ! why=$(python3 - "$tmp/out" "$pa" "$pb" "$a" "$b" <<'EOF'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 pa, pb = int(sys.argv[2]), int(sys.argv[3])
 h = {x["pid"]: x for x in doc["holders"]}
-if doc["error"] is not None or doc["engine"] not in ("ptrace", "syscall"):
+if doc["error"] is not None or doc["errno"] is not None or doc["engine"] not in ("ptrace", "syscall"):
     print("error %r engine %r" % (doc["error"], doc["engine"])); sys.exit(1)
+if [t["path"] for t in doc["targets"]] != sys.argv[4:6]:
+    print("targets %r" % doc["targets"]); sys.exit(1)
 for p in (pa, pb):
-    r = [x for x in h.get(p, {}).get("refs", []) if x["type"] == "fd" and x["fd"] == 0]
-    if not r or r[0]["state"] != "cut" or r[0]["error"] is not None:
+    r = [x for x in h.get(p, {}).get("children", []) if x["type"] == "fd" and x["fd"] == 0]
+    if not r or r[0]["state"] != "cut" or r[0]["error"] is not None or h[p]["state"] != "cut":
         print("pid %d: %r" % (p, h.get(p))); sys.exit(1)
+    # The ptrace engine stops each holder; the longest stop is the report's.
+    if doc["engine"] == "ptrace" and not 0 < h[p]["stopped_ns"] <= doc["max_stopped_ns"] <= doc["elapsed_ns"]:
+        print("stopped_ns %r, max_stopped_ns %r, elapsed_ns %r" % (h[p]["stopped_ns"], doc["max_stopped_ns"], doc["elapsed_ns"])); sys.exit(1)
 EOF
 	); then
 		fail revoke.json "$why"
