@@ -10,11 +10,6 @@
 chmod 755 "$tmp" # the unprivileged checks look files up in here
 cli_runs revoke
 
-points_at() { [ "$(readlink "/proc/$1/fd/$2" 2>/dev/null)" = "$3" ]; }
-# The fd number is still allocated (a revoked fd stays until closed).
-allocated() { [ -L "/proc/$1/fd/$2" ]; }
-alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
-
 # ---- revoke a file held by two processes and mapped by a third
 file=$tmp/file
 echo data >"$file"
@@ -66,6 +61,28 @@ else
 	# Nothing left to list.
 	run "$R" --list -n -o PID,FD "$file"
 	[ "$rc" -eq 0 ] && [ -z "$out" ] && pass revoke.list-after || fail revoke.list-after "exit $rc; output: $out"
+
+	# The descriptor left in its place reads as the dead memfd; revoking or
+	# listing it is refused by name (EBADF from the library). Only run on
+	# that link once it is known to be the dead descriptor.
+	if ! points_at "$p1" 0 "$DEAD_LINK"; then
+		fail revoke.dead-descriptor "pid $p1 fd 0 reads '$(readlink "/proc/$p1/fd/0")', not '$DEAD_LINK'"
+	else
+		run "$R" "/proc/$p1/fd/0"
+		msg="revoke: /proc/$p1/fd/0: is a descriptor that an earlier revoke left"
+		if [ "$rc" -ne 1 ] || [ "$err" != "$msg" ] || [ -n "$out" ]; then
+			fail revoke.dead-descriptor "exit $rc; stdout: $out; stderr: $err"
+		elif ! points_at "$p1" 0 "$DEAD_LINK"; then
+			fail revoke.dead-descriptor "pid $p1 fd 0 changed"
+		else
+			run "$R" --list --json "/proc/$p1/fd/0"
+			if [ "$rc" -eq 1 ] && [ "$err" = "$msg" ] && [ -z "$out" ]; then
+				pass revoke.dead-descriptor
+			else
+				fail revoke.dead-descriptor "--list --json: exit $rc; stdout: $out; stderr: $err"
+			fi
+		fi
+	fi
 fi
 
 # ---- several paths in one call, JSON report, --quiet
@@ -235,10 +252,9 @@ fi
 # ---- unprivileged callers
 if [ "$(id -u)" -ne 0 ]; then
 	skip revoke.eperm "needs root to create a file of another owner and to drop to uid 65534"
-	skip revoke.unprivileged-own "needs root to drop to uid 65534"
+	skip revoke.eacces "needs root to drop to uid 65534"
 	exit 0
 fi
-nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; }
 
 rootfile=$tmp/rootfile
 echo r >"$rootfile"
@@ -260,31 +276,5 @@ else
 	fail revoke.eacces "exit $rc; stderr: $err"
 fi
 
-# Its own file, held by its own process: the other users' processes (root's)
-# cannot be looked at, so a plain revoke refuses and names them; with
-# --best-effort its own process is cut and they are listed as uninspected.
-own=$tmp/own
-echo o >"$own"
-chown 65534:65534 "$own"
-setpriv --reuid 65534 --regid 65534 --clear-groups sleep 60 <"$own" &
-po=$!
-holders+=("$po")
-if wait_holder "$po" 0 "$own"; then
-	run nobody "$R" "$own"
-	if [ "$rc" -eq 1 ] && points_at "$po" 0 "$own" &&
-		grep -q "could not be inspected" <<<"$err"; then
-		pass revoke.unprivileged-refused
-	else
-		fail revoke.unprivileged-refused "exit $rc; stdout: $out; stderr: $err"
-	fi
-	run nobody "$R" --best-effort -o PID,STATE "$own"
-	if [ "$rc" -eq 0 ] && ! points_at "$po" 0 "$own" && allocated "$po" 0 && alive "$po" &&
-		grep -qE "^ *1 +uninspected" <<<"$out" || { [ "$rc" -eq 0 ] && grep -q uninspected <<<"$out" && ! points_at "$po" 0 "$own"; }; then
-		pass revoke.unprivileged-own
-	else
-		fail revoke.unprivileged-own "exit $rc; stdout: $out; stderr: $err"
-	fi
-else
-	fail revoke.unprivileged-own "the holder process did not start"
-fi
+# Its own file among processes it cannot look at: tests/cli-uninspected.sh.
 exit 0
