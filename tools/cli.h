@@ -17,30 +17,31 @@
 	((rep)->sz >= offsetof(struct revoke_report, field) + sizeof((rep)->field))
 
 /* The columns of the table (one line per reference), in the order --help
- * lists them. Their names, flags, JSON types and text: columns.c. */
+ * lists them and the JSON has them: the holder's, the reference's, then
+ * what happened, then the file's. Names, flags, JSON types, text: columns.c. */
 enum {
-	COL_PATH,
 	COL_PID,
 	COL_USER,
 	COL_UID,
 	COL_COMMAND,
+	COL_STOPPED_NS,
+	COL_PATH,
 	COL_TYPE,
 	COL_FD,
 	COL_FLAGS,
 	COL_RANGE,
 	COL_OFFSET,
-	COL_STATE,
-	COL_ERROR,
-	COL_ERRNO,
-	COL_DEV,
-	COL_INODE,
 	COL_OPEN_FLAGS,
 	COL_CLOEXEC,
 	COL_START,
 	COL_END,
 	COL_PROT,
 	COL_SHARED,
-	COL_STOPPED_NS,
+	COL_STATE,
+	COL_ERROR,
+	COL_ERRNO,
+	COL_DEV,
+	COL_INODE,
 	COL_COUNT,
 };
 
