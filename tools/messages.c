@@ -261,37 +261,43 @@ static const char *plural(size_t n, const char *one, const char *more)
 	return n == 1 ? one : more;
 }
 
-/* The verdict on one path. */
+/* The verdict on one path. ANY_BAD: some path has references not cut. */
 static void report_path(const struct cli *cli, const struct revoke_report *rep, int err,
-			const char *path, struct counts c, size_t uninspected, bool said_timeout)
+			const char *path, struct counts c, size_t uninspected, bool said_timeout,
+			bool any_bad)
 {
 	const char *verdict = cli->list ? "" : c.cut ? "partly revoked: " : "not revoked: ";
+	/* Not cut, for reasons the messages about holders gave. */
+	bool busy = err == EBUSY || (err == ETIMEDOUT && said_timeout);
 	bool uninspected_said = false;
 	char text[256];
 
 	if (err == ETIMEDOUT && !said_timeout) {
 		warnx_("%s: %s%s", path, verdict, timeout_text(rep, text, sizeof(text)));
-	} else if (err == EBUSY && cli->list && uninspected) {
+	} else if (busy && cli->list && uninspected) {
 		warnx_("%s: incomplete listing: %zu %s could not be inspected and may hold it (see "
 		       "--best-effort)",
 		       path, uninspected, plural(uninspected, "process", "processes"));
 		uninspected_said = true;
-	} else if (err == EBUSY && !cli->list && c.bad) {
+	} else if (busy && !cli->list && c.bad) {
 		if (cli->best_effort)
 			warnx_("%s: %s%zu of %zu references could not be cut", path, verdict, c.bad,
 			       c.total);
 		else
 			warnx_("%s: not revoked: %zu %s could not be cut (see --best-effort)", path,
 			       c.bad, plural(c.bad, "reference", "references"));
-	} else if (err == EBUSY && !cli->list && !cli->best_effort && uninspected) {
+	} else if (busy && !cli->list && !cli->best_effort && uninspected) {
 		warnx_("%s: not revoked: %zu %s could not be inspected and may hold it (see "
 		       "--best-effort)",
 		       path, uninspected, plural(uninspected, "process", "processes"));
 		uninspected_said = true;
-	} else if (err == EBUSY && !cli->list && !cli->best_effort && !said_timeout) {
-		warnx_("%s: not revoked: nothing was changed (another path could not be revoked)",
-		       path);
-	} else if (err && err != EBUSY && err != ETIMEDOUT) {
+	} else if (busy && !cli->list && any_bad) {
+		if (!cli->best_effort) /* with it, this path was cut */
+			warnx_("%s: not revoked: nothing was changed (another path could not be "
+			       "revoked)",
+			       path);
+	} else if (err && !(busy && uninspected && cli->best_effort)) {
+		/* No holder to blame (e.g. they kept forking): the error itself. */
 		warnx_("%s: %s%s", path, verdict, errno_text(err, text, sizeof(text)));
 	}
 	if (uninspected && !uninspected_said)
@@ -303,7 +309,7 @@ void report_outcome(const struct cli *cli, const struct revoke_report *rep, int 
 		    char *const *paths, size_t npaths)
 {
 	size_t uninspected = REPORT_HAS(rep, nuninspected) ? rep->nuninspected : 0;
-	bool said_timeout = report_holders(rep, err), any_foreign = false;
+	bool said_timeout = report_holders(rep, err), any_foreign = false, any_bad = false;
 	const struct counts none = {0};
 
 	if (err == 0 && uninspected == 0)
@@ -311,16 +317,19 @@ void report_outcome(const struct cli *cli, const struct revoke_report *rep, int 
 	if (rep->ntargets == 0) {
 		/* The call gave up before it had looked the paths up. */
 		for (size_t i = 0; i < npaths; i++)
-			report_path(cli, rep, err, paths[i], none, uninspected, said_timeout);
+			report_path(cli, rep, err, paths[i], none, uninspected, said_timeout,
+				    false);
 		return;
 	}
-	for (size_t t = 0; t < rep->ntargets; t++)
+	for (size_t t = 0; t < rep->ntargets; t++) {
 		any_foreign |= rep->targets[t].uid != geteuid();
+		any_bad |= count_refs(rep, t).bad > 0;
+	}
 	for (size_t t = 0; t < rep->ntargets; t++) {
 		/* EPERM: name only the files the caller does not own. */
 		if (err == EPERM && any_foreign && rep->targets[t].uid == geteuid())
 			continue;
 		report_path(cli, rep, err, target_path(rep, t), count_refs(rep, t), uninspected,
-			    said_timeout);
+			    said_timeout, any_bad);
 	}
 }

@@ -358,7 +358,7 @@ int main(int argc, char **argv)
 		if (ferror(stdout)) {
 			/* a write error: reported once, by close_stdout() */
 			if (stdout_errno == 0)
-				stdout_errno = w < 0 ? -w : errno ? errno : EIO;
+				stdout_errno = errno ? errno : w < 0 ? -w : EIO;
 		} else if (w < 0) {
 			warnx_("cannot print the report: %s", strerror(-w));
 			ret = EXIT_FAILURE;
