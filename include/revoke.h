@@ -190,7 +190,8 @@ struct revoke_report {
  * (as revoke(); with REVOKE_BEST_EFFORT, EBUSY means some references were
  * not cut while the others were). When RET_REPORT is not NULL it receives
  * a report to free with revoke_report_free() whenever the targets could be
- * resolved, on failure too; it is set to NULL otherwise.
+ * resolved, on failure too, and when looking them up timed out (the targets
+ * then have their paths and a zero mode); it is set to NULL otherwise.
  */
 int revoke_ex(const char *const *paths, size_t npaths, const struct revoke_opts *opts,
 	      struct revoke_report **ret_report);

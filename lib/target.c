@@ -28,6 +28,20 @@ void rv_targets_free(struct rv_target *t, size_t n)
 	free(t);
 }
 
+bool rv_shared_device(dev_t rdev)
+{
+	/* mem's null, zero, full, random, urandom; tty's tty, console, ptmx
+	 * (Documentation/admin-guide/devices.txt) */
+	static const struct {
+		unsigned major, minor;
+	} shared[] = {{1, 3}, {1, 5}, {1, 7}, {1, 8}, {1, 9}, {5, 0}, {5, 1}, {5, 2}};
+
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
+		if (major(rdev) == shared[i].major && minor(rdev) == shared[i].minor)
+			return true;
+	return false;
+}
+
 static int target_from_fd(int fd, const char *path, const struct rv_guard *guard,
 			  struct rv_target *ret)
 {
@@ -40,6 +54,12 @@ static int target_from_fd(int fd, const char *path, const struct rv_guard *guard
 	/* eventfd, epoll, timerfd, signalfd... all share one anonymous inode:
 	 * "every file on this inode" would be every such file in the system. */
 	if ((stx.stx_mode & S_IFMT) == 0)
+		return -EINVAL;
+	/* Devices every process opens, none of them owning it: cutting "every
+	 * descriptor of /dev/null" would reach every daemon and shell on the
+	 * machine, which no one asks for on purpose. */
+	if (S_ISCHR(stx.stx_mode) &&
+	    rv_shared_device(makedev(stx.stx_rdev_major, stx.stx_rdev_minor)))
 		return -EINVAL;
 	/* A descriptor an earlier revoke left: its memfd is that holder's own,
 	 * and "revoking" it again would only replace one dead file by another.

@@ -17,8 +17,8 @@
  * (EFAULT for a bad pointer too) come from open(2) itself and a rename
  * cannot swap the target later; identity from statx without syncing (a
  * hung FUSE or NFS server cannot stall it). A dead descriptor left by an
- * earlier revoke, or an anonymous inode (eventfd, epoll... all share one),
- * is refused (-EBADF, -EINVAL). */
+ * earlier revoke, an anonymous inode (eventfd, epoll... all share one), or a
+ * device every process shares is refused (-EBADF, -EINVAL). */
 /* The caller's path strings are read in user space only under GUARD, and not
  * at all once *GONE (its caller stopped waiting and may have freed them). */
 struct rv_guard {
@@ -28,6 +28,10 @@ struct rv_guard {
 int rv_targets_resolve(const struct rv_request *req, const struct rv_guard *guard,
 		       struct rv_target **ret, size_t *ret_n);
 void rv_targets_free(struct rv_target *t, size_t n);
+
+/* Is RDEV a character device every process shares (/dev/null, /dev/tty...)?
+ * Such targets are refused with -EINVAL. */
+bool rv_shared_device(dev_t rdev);
 
 /* T's device in the kernel's s_dev encoding. */
 static inline unsigned int rv_target_kdev(const struct rv_target *t)

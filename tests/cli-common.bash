@@ -78,3 +78,69 @@ wait_map_holder() {
 	done
 	return 1
 }
+
+# The descriptor FD of PID points at PATH; is still allocated (a revoked fd
+# stays until closed); PID lives.
+points_at() { [ "$(readlink "/proc/$1/fd/$2" 2>/dev/null)" = "$3" ]; }
+allocated() { [ -L "/proc/$1/fd/$2" ]; }
+alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+
+# What the link of a descriptor an earlier (userspace) revoke left says.
+DEAD_LINK="/memfd:revoked (deleted)"
+
+# status_field PID KEY: sets $field to KEY's value in /proc/PID/status ("" if
+# none), with builtins only: fast enough to poll while a revoke runs.
+status_field() {
+	local k v
+	field=
+	while read -r k v; do
+		if [ "$k" = "$2:" ]; then
+			field=$v
+			return 0
+		fi
+	done <"/proc/$1/status" 2>/dev/null
+	return 1
+}
+
+# Run as uid/gid 65534 (needs root). Not for a background holder: $! would be
+# a subshell's pid; run setpriv itself there.
+nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; }
+
+# start_vfork_holder FILE: a holder (pid in $vp) of FILE (fd 5) in the
+# uninterruptible wait of a vfork parent (state D) until its child exits in
+# 300 s (or with it): no ptrace stop reaches it. clone(CLONE_VFORK) without
+# CLONE_VM gives the child its own memory, so the child may run Python; it
+# closes its copy of the descriptor and dies with its parent.
+start_vfork_holder() {
+	python3 -c '
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.dup2(fd, 5)
+os.close(fd)
+pid = libc.syscall(56, 0x4000 | 17, 0, 0, 0, 0)  # clone(CLONE_VFORK | SIGCHLD)
+if pid == 0:
+    libc.prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+    os.close(5)
+    with open(sys.argv[2], "w") as f:
+        f.write("%d\n" % os.getpid())
+    time.sleep(300)
+    os._exit(0)
+time.sleep(300)' "$1" "$tmp/vchild" &
+	vp=$!
+	holders+=("$vp")
+}
+
+# wait_vfork_holder: until that holder is in its vfork wait (its child's pid
+# joins the holders).
+wait_vfork_holder() {
+	local i
+	for i in $(seq 1 400); do
+		if [ -s "$tmp/vchild" ] && status_field "$vp" State && [ "${field:0:1}" = D ]; then
+			holders+=("$(cat "$tmp/vchild")")
+			return 0
+		fi
+		sleep 0.025
+	done
+	return 1
+}

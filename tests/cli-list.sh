@@ -126,7 +126,7 @@ if [ "$rc" -ne 0 ]; then
 elif ! python3 -m json.tool "$tmp/out" >/dev/null 2>"$tmp/jerr"; then
 	fail list.json "invalid JSON: $(cat "$tmp/jerr")"
 elif ! why=$(python3 - "$tmp/out" "$file" "$other" "$p1" "$p2" "$pm" "$ino" <<'EOF'
-import json, sys
+import json, os, pwd, sys
 doc = json.load(open(sys.argv[1]))
 file, other = sys.argv[2], sys.argv[3]
 p1, p2, pm, ino = (int(x) for x in sys.argv[4:8])
@@ -134,21 +134,35 @@ def need(cond, why):
     if not cond:
         print(why)
         sys.exit(1)
-for k in ("engine", "discovery", "error", "elapsed_ns", "max_stopped_ns", "targets", "holders"):
-    need(k in doc, "no key " + k)
-need(doc["error"] is None, "error is not null")
+need(list(doc) == ["engine", "discovery", "error", "errno", "elapsed_ns", "max_stopped_ns",
+                   "timeout_ns", "failed_phase", "failed_pid", "failed_detail", "nholders",
+                   "nuninspected", "targets", "holders"], "keys: %r" % list(doc))
+need(doc["engine"] == "none" and doc["discovery"] in ("proc", "bpf"), "engine, discovery: %r" % doc)
+need(doc["error"] is None and doc["errno"] is None and doc["failed_phase"] is None, "error: %r" % doc)
+need(doc["timeout_ns"] == 5000000000 and doc["nuninspected"] == 0, "timeout_ns, nuninspected: %r" % doc)
+need(doc["nholders"] == len(doc["holders"]), "nholders %r" % doc["nholders"])
+need(isinstance(doc["elapsed_ns"], int) and doc["elapsed_ns"] > 0, "elapsed_ns %r" % doc["elapsed_ns"])
 need([t["path"] for t in doc["targets"]] == [file, other], "targets: %r" % doc["targets"])
-need(doc["targets"][0]["ino"] == ino, "ino of target 0")
+need(doc["targets"][0]["inode"] == ino and isinstance(doc["targets"][0]["mode"], int), "target 0: %r" % doc["targets"][0])
 h = {x["pid"]: x for x in doc["holders"]}
 need(p1 in h and p2 in h and pm in h, "holders: %r" % sorted(h))
 need([x["pid"] for x in doc["holders"]] == sorted(h), "holders not sorted by pid")
-r = [x for x in h[p1]["refs"] if x["type"] == "fd" and x["fd"] == 0]
-need(r and r[0]["path"] == file and r[0]["state"] == "found" and r[0]["open_flags"] == "r", "pid %d fd 0: %r" % (p1, h[p1]["refs"]))
-r = [x for x in h[p2]["refs"] if x["type"] == "fd" and x["fd"] == 6]
-need(r and r[0]["open_flags"] == "w,append" and r[0]["cloexec"] is False and r[0]["start"] is None, "pid %d fd 6: %r" % (p2, h[p2]["refs"]))
-m = [x for x in h[pm]["refs"] if x["type"] == "map"]
-need(m and m[0]["shared"] is True and m[0]["prot"] == "rw-" and m[0]["end"] > m[0]["start"] and m[0]["fd"] is None, "map: %r" % h[pm]["refs"])
-need(h[p1]["command"] == "sleep" and isinstance(h[p1]["uid"], int), "holder fields: %r" % h[p1])
+# A holder's line has the process, its children the references; the keys
+# of the other kind are null.
+need(h[p1]["command"] == "sleep" and h[p1]["uid"] == os.getuid() and
+     h[p1]["user"] == pwd.getpwuid(os.getuid()).pw_name and
+     h[p1]["state"] == "found" and h[p1]["stopped_ns"] == 0, "holder fields: %r" % h[p1])
+need(h[p1]["type"] is None and h[p1]["fd"] is None and h[p1]["path"] is None, "holder line has ref fields: %r" % h[p1])
+r = [x for x in h[p1]["children"] if x["type"] == "fd" and x["fd"] == 0]
+need(r and r[0]["path"] == file and r[0]["state"] == "found" and r[0]["open_flags"] == "r" and
+     r[0]["offset"] == 0 and r[0]["error"] is None, "pid %d fd 0: %r" % (p1, h[p1]["children"]))
+need(r[0]["pid"] is None and r[0]["command"] is None and r[0]["stopped_ns"] is None, "ref line has holder fields: %r" % r[0])
+r = [x for x in h[p2]["children"] if x["type"] == "fd" and x["fd"] == 6]
+need(r and r[0]["open_flags"] == "w,append" and r[0]["cloexec"] is False and r[0]["start"] is None and
+     r[0]["shared"] is None, "pid %d fd 6: %r" % (p2, h[p2]["children"]))
+m = [x for x in h[pm]["children"] if x["type"] == "map"]
+need(m and m[0]["shared"] is True and m[0]["prot"] == "rw-" and m[0]["end"] > m[0]["start"] and
+     m[0]["fd"] is None and m[0]["cloexec"] is None and m[0]["open_flags"] is None, "map: %r" % h[pm]["children"])
 EOF
 ); then
 	fail list.json "$why"
@@ -172,12 +186,16 @@ if [ "$rc" -ne 0 ]; then
 	fail list.json-escaping "exit $rc; stderr: $err"
 elif ! python3 -m json.tool "$tmp/out" >/dev/null 2>"$tmp/jerr"; then
 	fail list.json-escaping "invalid JSON: $(cat "$tmp/jerr")"
-elif ! python3 -c '
+elif ! why=$(python3 - "$tmp/out" "$pw" <<'EOF'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 c = [h["command"] for h in doc["holders"] if h["pid"] == int(sys.argv[2])]
-sys.exit(0 if c and c[0].startswith("q\"b\\c\x01\ufffdz") else 1)' "$tmp/out" "$pw"; then
-	fail list.json-escaping "command of pid $pw not decoded as expected: $(grep -a -A1 "\"pid\": $pw," "$tmp/out" | tail -1)"
+if not c or not c[0].startswith("q\"b\\c\x01\ufffdz"):
+    print("command of pid %s decoded as %r" % (sys.argv[2], c))
+    sys.exit(1)
+EOF
+); then
+	fail list.json-escaping "$why"
 else
 	pass list.json-escaping
 fi
@@ -187,6 +205,45 @@ if [ "$rc" -eq 0 ] && [ "$(grep -c "^$pw " <<<"$out")" -eq 1 ]; then
 	pass list.command-escaping
 else
 	fail list.command-escaping "exit $rc; output: $out"
+fi
+
+# A path with quotes, a backslash, a newline, a tab, a control character,
+# a byte that is no UTF-8 and a valid non-ASCII letter: valid JSON, the
+# invalid byte as U+FFFD, every other byte as it is; one line in the table.
+weird=$tmp/$'we"ird\\ \n\t\001\377\303\251'
+echo w >"$weird"
+sleep 60 <"$weird" &
+pq=$!
+holders+=("$pq")
+if ! wait_holder "$pq" 0 "$weird"; then
+	fail list.json-path-escaping "the holder process did not start"
+else
+	run "$R" --list --json "$weird"
+	if [ "$rc" -ne 0 ]; then
+		fail list.json-path-escaping "exit $rc; stderr: $err"
+	elif ! why=$(python3 - "$tmp/out" "$weird" "$pq" <<'EOF'
+import json, os, sys
+doc = json.load(open(sys.argv[1]))
+want = os.fsencode(sys.argv[2]).decode("utf-8", "replace")
+if "\ufffd" not in want or "\u00e9" not in want or "\n" not in want:
+    print("the test's expectation is wrong: %r" % want); sys.exit(1)
+if [t["path"] for t in doc["targets"]] != [want]:
+    print("targets: %r, expected %r" % ([t["path"] for t in doc["targets"]], want)); sys.exit(1)
+refs = [r for h in doc["holders"] if h["pid"] == int(sys.argv[3]) for r in h.get("children", [])]
+if [r["path"] for r in refs] != [want]:
+    print("refs of pid %s: %r" % (sys.argv[3], refs)); sys.exit(1)
+EOF
+	); then
+		fail list.json-path-escaping "$why"
+	else
+		pass list.json-path-escaping
+	fi
+	run "$R" --list -r -n -o PATH,PID "$weird"
+	if [ "$rc" -eq 0 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q " $pq\$" <<<"$out"; then
+		pass list.path-escaping
+	else
+		fail list.path-escaping "exit $rc; output: $out"
+	fi
 fi
 
 # A write error is an error.

@@ -58,6 +58,19 @@ fi
 run "$R" -h
 [ "$rc" -eq 0 ] && grep -q -- '--list' <<<"$out" && pass help-short || fail help-short "exit $rc"
 
+# --help names every option, every column, the exit status, uninspected
+# processes, timeouts, the dead descriptor and the signals.
+run "$R" --help
+missing=
+for w in --list --best-effort --timeout --no-follow --no-hangup --engine --discovery --json --raw \
+	--noheadings --output --quiet --help --version 'Exit status:' ' 0 ' ' 1 ' ' 2 ' uninspected \
+	'timed out after' '/memfd:revoked (deleted)' 'earlier revoke left' SIGINT SIGTERM SIGHUP SIGPIPE \
+	PATH PID USER UID COMMAND TYPE FD FLAGS RANGE OFFSET STATE ERROR ERRNO DEV INODE OPEN_FLAGS \
+	CLOEXEC START END PROT SHARED STOPPED_NS; do
+	grep -qF -- "$w" <<<"$out" || missing="$missing '$w'"
+done
+[ "$rc" -eq 0 ] && [ -z "$missing" ] && pass help-complete || fail help-complete "exit $rc; missing:$missing"
+
 run "$R" --version
 if [ "$rc" -eq 0 ] && grep -Eq '^revoke from librevoke [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out"; then
 	pass version

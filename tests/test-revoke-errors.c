@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -139,6 +140,32 @@ static void frevoke_closed_fd_ebadf(void)
 	CHECK_ERRNO(frevoke(fd), EBADF);
 }
 
+/* Our own node for /dev/null (c 1 3): refused by its device number, so the
+ * victim that holds it keeps it. Were it not refused, only this node's
+ * holders would be cut, which the checks below would see. */
+static void shared_device_einval(void)
+{
+	struct victim v;
+	struct victim_res r;
+	int fd, vfd;
+
+	test_scratch();
+	CHECK(mknod("/tmp/null", S_IFCHR | 0666, makedev(1, 3)) == 0, "mknod: %m");
+	victim_start(&v);
+	vfd = victim_open(&v, "/tmp/null", O_RDWR);
+	fd = open("/tmp/null", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0, "open /tmp/null: %m");
+	CHECK_ERRNO(revoke("/tmp/null"), EINVAL);
+	CHECK_ERRNO(frevoke(fd), EINVAL);
+	r = victim_write(&v, vfd, "abc");
+	CHECK(r.ret == 3, "the holder's /tmp/null after a refused revoke: ret %ld errno %s", r.ret,
+	      strerror(r.err));
+	r = victim_call(&v, VICTIM_REQ(.op = VOP_FSTAT, .fd = vfd));
+	CHECK(r.ret == 0 && ((struct stat *)r.data)->st_rdev == makedev(1, 3),
+	      "the holder's descriptor no longer is /tmp/null");
+	close(fd);
+}
+
 /* A victim holding the symlink itself (O_PATH|O_NOFOLLOW) and one holding
  * the file it points to. */
 static void symlink_setup(struct victim *v, int *ret_file_fd, int *ret_link_fd)
@@ -206,6 +233,7 @@ TEST_MAIN("revoke-errors",
 	  {"unheld_file_returns_0", unheld_file_returns_0, 0},
 	  {"frevoke_minus_one_ebadf", frevoke_minus_one_ebadf, 0},
 	  {"frevoke_closed_fd_ebadf", frevoke_closed_fd_ebadf, 0},
+	  {"shared_device_einval", shared_device_einval, 0},
 	  {"nofollow_targets_the_link", nofollow_targets_the_link, 0},
 	  {"symlink_followed", symlink_followed, 0},
 )

@@ -424,7 +424,7 @@ static void t_names(void)
 	}
 	CHECK(revoke_discovery_name(99) == NULL, "unknown discovery has a name");
 	s = revoke_version();
-	CHECK(s && strcmp(s, "1.0.0") == 0, "revoke_version() = %s", s ? s : "NULL");
+	CHECK(s && strcmp(s, "1.1.0") == 0, "revoke_version() = %s", s ? s : "NULL");
 }
 
 /* ---- the caller itself is a holder: listed, then cut directly ---- */

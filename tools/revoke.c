@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * revoke - revoke every reference to files, or list their holders.
- * Options, the call into librevoke, the messages and the exit status; the
- * table is in table.c, the JSON document in json.c.
+ * Options, the call into librevoke, signals and the exit status; the
+ * columns are in columns.c, the table and the JSON document in output.c,
+ * the messages in messages.c.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -24,43 +25,58 @@
 
 #include "cli.h"
 
-#define EXIT_USAGE    2
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define EXIT_USAGE 2
 
-/* The signals held back during the call, and the mask to go back to. */
-static sigset_t held_back;
-static bool held;
+/*
+ * SIGINT, SIGTERM, SIGHUP and SIGPIPE are held back during the call: holders
+ * are stopped and being cut, and a call cut short could leave them so (the
+ * call is bounded by --timeout). Those that arrived meanwhile act once the
+ * report is out: the process then dies by that signal, as its sender
+ * expects. The others act at once again after the call (nothing is left to
+ * protect), but SIGPIPE, held until the messages are out: a closed pipe
+ * on standard output then ends the command as it does any util-linux tool,
+ * by SIGPIPE (or, when SIGPIPE is ignored, exit status 1), never with a
+ * "write error" message.
+ */
+static const int held_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+static sigset_t saved_mask;
+static bool holding;
 
-/* A signal that arrived during the call now takes its course (usually the
- * end of the process, by that signal, as the caller expects). */
+static void hold_signals(void)
+{
+	sigset_t hold;
+
+	sigemptyset(&hold);
+	for (size_t i = 0; i < ARRAY_SIZE(held_signals); i++)
+		sigaddset(&hold, held_signals[i]);
+	sigprocmask(SIG_BLOCK, &hold, &saved_mask);
+	holding = true;
+}
+
+/* After the call: a Ctrl-C while the report is printed acts at once. */
+static void release_quiet_signals(void)
+{
+	sigset_t pending, go;
+
+	sigemptyset(&go);
+	if (sigpending(&pending) < 0)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(held_signals); i++) {
+		int sig = held_signals[i];
+
+		if (sig != SIGPIPE && !sigismember(&pending, sig) && !sigismember(&saved_mask, sig))
+			sigaddset(&go, sig);
+	}
+	sigprocmask(SIG_UNBLOCK, &go, NULL);
+}
+
+/* A signal that arrived during the call takes its course now. */
 static void deliver_held_signals(void)
 {
-	if (held) {
-		held = false;
-		sigprocmask(SIG_SETMASK, &held_back, NULL);
+	if (holding) {
+		holding = false;
+		sigprocmask(SIG_SETMASK, &saved_mask, NULL);
 	}
-}
-
-/* The first write error on stdout, reported once by close_stdout(). */
-static int stdout_errno;
-static bool stdout_closed;
-
-static void flush_stdout(void)
-{
-	if (!stdout_closed && fflush(stdout) != 0 && stdout_errno == 0)
-		stdout_errno = errno ? errno : EIO;
-}
-
-static void __attribute__((format(printf, 1, 2))) warnx_(const char *fmt, ...)
-{
-	va_list ap;
-
-	flush_stdout(); /* keep the table and the messages in order on a terminal */
-	fprintf(stderr, "%s: ", program_invocation_short_name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static void __attribute__((format(printf, 1, 2), noreturn)) usage_error(const char *fmt, ...)
@@ -75,7 +91,8 @@ static void __attribute__((format(printf, 1, 2), noreturn)) usage_error(const ch
 	exit(EXIT_USAGE);
 }
 
-/* Flush and close stdout; a failed write is an error like any other. */
+/* Flush and close stdout; a failed write is an error like any other, but
+ * a reader that went away (EPIPE) is no news to anyone. */
 static int close_stdout(void)
 {
 	flush_stdout();
@@ -84,11 +101,9 @@ static int close_stdout(void)
 	stdout_closed = true;
 	if (fclose(stdout) != 0 && stdout_errno == 0)
 		stdout_errno = errno ? errno : EIO;
-	if (stdout_errno) {
+	if (stdout_errno && stdout_errno != EPIPE)
 		warnx_("write error: %s", strerror(stdout_errno));
-		return -1;
-	}
-	return 0;
+	return stdout_errno ? -1 : 0;
 }
 
 static void __attribute__((noreturn)) usage(void)
@@ -115,6 +130,21 @@ static void __attribute__((noreturn)) usage(void)
 	      "\n"
 	      " -h, --help                display this help\n"
 	      " -V, --version             display version\n",
+	      out);
+	fputs("\nEither every holder is cut or nothing is changed, unless --best-effort.\n"
+	      "Processes that may hold a file but cannot be looked at (another user's, without\n"
+	      "privileges) show with state uninspected and fail the call (or the listing)\n"
+	      "unless --best-effort. A holder that cannot be stopped in time (state D) fails\n"
+	      "it: \"timed out after 5.0 s stopping pid 123 (state D)\"; the time is --timeout.\n"
+	      "A descriptor an earlier revoke left reads /memfd:revoked (deleted); revoking\n"
+	      "it fails: \"is a descriptor that an earlier revoke left\".\n"
+	      "SIGINT, SIGTERM, SIGHUP and SIGPIPE arriving during the operation act once it\n"
+	      "is over and reported: every holder is cut or untouched, none left stopped.\n",
+	      out);
+	fputs("\nExit status:\n"
+	      " 0  every holder was cut (or there was none), or the listing is complete\n"
+	      " 1  something was not revoked, a path failed, or the listing is incomplete\n"
+	      " 2  usage error\n",
 	      out);
 	columns_help(out);
 	fputs("\nFor more details see revoke(1).\n", out);
@@ -156,227 +186,6 @@ static int parse_timeout(const char *s, int *ret_ms)
 		return -1;
 	*ret_ms = (int)ms;
 	return 0;
-}
-
-/* No report: the paths could not all be resolved. Name the culprit by
- * looking each path up again the way the library does. */
-static void report_lookup_failure(char *const *paths, size_t n, bool nofollow, int err)
-{
-	bool named = false;
-	struct stat st;
-
-	/* Looking the paths up again could hang as the library's lookup did. */
-	if (err == ETIMEDOUT) {
-		for (size_t i = 0; i < n; i++)
-			warnx_("%s: %s", paths[i], strerror(err));
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		int r = nofollow ? lstat(paths[i], &st) : stat(paths[i], &st);
-
-		if (r < 0) {
-			warnx_("%s: %s", paths[i], strerror(errno));
-			named = true;
-		} else if (err == ELOOP && nofollow && S_ISLNK(st.st_mode)) {
-			warnx_("%s: %s", paths[i], strerror(err));
-			named = true;
-		} else if (err == EPERM && st.st_uid != geteuid()) {
-			warnx_("%s: %s", paths[i], strerror(err));
-			named = true;
-		}
-	}
-	if (named)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (err == ENOSYS)
-			warnx_(
-			    "%s: %s (the running kernel has no revoke system call, see --engine)",
-			    paths[i], strerror(err));
-		else
-			warnx_("%s: %s", paths[i], strerror(err));
-	}
-}
-
-static int holder_cmp(const void *a, const void *b)
-{
-	const struct revoke_holder *x = *(const struct revoke_holder *const *)a;
-	const struct revoke_holder *y = *(const struct revoke_holder *const *)b;
-
-	return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
-static bool ref_not_cut(const struct revoke_holder *h, const struct revoke_ref *r)
-{
-	if (r->state == REVOKE_STATE_FAILED || r->state == REVOKE_STATE_UNREACHABLE)
-		return true;
-	return (h->error || h->reason[0]) && r->state != REVOKE_STATE_CUT &&
-	       r->state != REVOKE_STATE_KEPT;
-}
-
-static const char *ref_describe(const struct revoke_ref *r, char *buf, size_t size)
-{
-	switch (r->type) {
-	case REVOKE_REF_FD:
-		snprintf(buf, size, "fd %d", r->fd);
-		break;
-	case REVOKE_REF_MAP:
-		snprintf(buf, size, "mapping %" PRIx64 "-%" PRIx64, r->start, r->end);
-		break;
-	case REVOKE_REF_URING:
-		snprintf(buf, size, "io_uring fixed file (ring fd %d)", r->fd);
-		break;
-	case REVOKE_REF_INFLIGHT:
-		snprintf(buf, size, "fd in flight (socket fd %d)", r->fd);
-		break;
-	default:
-		snprintf(buf, size, "%s", revoke_ref_type_name(r->type) ?: "reference");
-	}
-	return buf;
-}
-
-/* One message per holder that could not be stopped (per target it holds),
- * and per reference that could not be cut. */
-static void report_holders(const struct cli *cli, const struct revoke_report *rep)
-{
-	const struct revoke_holder **order =
-	    calloc(rep->nholders ? rep->nholders : 1, sizeof(*order));
-
-	if (!order) {
-		warnx_("%s", strerror(ENOMEM));
-		return;
-	}
-	for (size_t i = 0; i < rep->nholders; i++)
-		order[i] = &rep->holders[i];
-	qsort(order, rep->nholders, sizeof(*order), holder_cmp);
-
-	for (size_t i = 0; i < rep->nholders; i++) {
-		const struct revoke_holder *h = order[i];
-		char comm[4 * sizeof(h->comm) + 1], what[96];
-
-		comm_safe(h->comm, comm, sizeof(comm));
-		if (h->state == REVOKE_STATE_UNINSPECTED) {
-			warnx_("pid %d (%s, uid %u): %s", (int)h->pid, comm, (unsigned)h->uid,
-			       h->reason[0] ? h->reason : "could not be inspected");
-			continue;
-		}
-		if (h->error || h->reason[0]) {
-			const char *why = holder_error_string(h);
-			const char *verb = cli->list ? "" : "not stopped: ";
-			bool any = false;
-
-			for (size_t t = 0; t < rep->ntargets; t++) {
-				bool holds = false;
-
-				for (size_t k = 0; k < h->nrefs && !holds; k++)
-					holds = h->refs[k].target == t;
-				if (!holds)
-					continue;
-				warnx_("%s: pid %d (%s): %s%s", target_path(rep, t), (int)h->pid,
-				       comm, verb, why);
-				any = true;
-			}
-			if (!any)
-				warnx_("pid %d (%s): %s%s", (int)h->pid, comm, verb, why);
-			continue;
-		}
-		for (size_t k = 0; k < h->nrefs; k++) {
-			const struct revoke_ref *r = &h->refs[k];
-
-			if (r->state != REVOKE_STATE_FAILED && r->state != REVOKE_STATE_UNREACHABLE)
-				continue;
-			warnx_("%s: pid %d (%s): %s: not cut: %s", target_path(rep, r->target),
-			       (int)h->pid, comm, ref_describe(r, what, sizeof(what)),
-			       r->error ? strerror(r->error) : "unknown reason");
-		}
-	}
-	free(order);
-}
-
-/* "timed out after 5.0 s stopping pid 123 (state D)" */
-static const char *timeout_text(const struct revoke_report *rep, char *buf, size_t size)
-{
-	static const char *const doing[] = {
-	    [REVOKE_PHASE_RESOLVE] = "looking the path up",
-	    [REVOKE_PHASE_LOCK] = "waiting for another revoke",
-	    [REVOKE_PHASE_SCAN] = "finding the holders",
-	    [REVOKE_PHASE_STOP] = "stopping",
-	    [REVOKE_PHASE_CUT] = "cutting",
-	    [REVOKE_PHASE_RELEASE] = "releasing",
-	};
-	bool have = rep->sz >= offsetof(struct revoke_report, failed_detail) + 1;
-	int ph = have ? rep->failed_phase : 0;
-	const char *what = ph > 0 && (size_t)ph < ARRAY_SIZE(doing) ? doing[ph] : NULL;
-	size_t n;
-
-	n = (size_t)snprintf(buf, size, "timed out after %.1f s",
-			     (have ? rep->timeout_ns : rep->elapsed_ns) / 1e9);
-	if (what && n < size)
-		n += (size_t)snprintf(buf + n, size - n, " %s", what);
-	if (have && rep->failed_pid > 0 && n < size)
-		n +=
-		    (size_t)snprintf(buf + n, size - n, "%s pid %d",
-				     ph == REVOKE_PHASE_STOP || ph == REVOKE_PHASE_CUT ? "" : " by",
-				     (int)rep->failed_pid);
-	if (have && rep->failed_detail[0] && n < size)
-		snprintf(buf + n, size - n, " (%s)", rep->failed_detail);
-	return buf;
-}
-
-/* One line per target that was not (fully) revoked or listed. */
-static void report_targets(const struct cli *cli, const struct revoke_report *rep, int err,
-			   bool best_effort)
-{
-	size_t uninspected =
-	    rep->sz >= offsetof(struct revoke_report, nuninspected) + sizeof(size_t)
-		? rep->nuninspected
-		: 0;
-	bool any_foreign = false;
-	char tbuf[256];
-
-	for (size_t t = 0; t < rep->ntargets; t++)
-		any_foreign |= rep->targets[t].uid != geteuid();
-
-	for (size_t t = 0; t < rep->ntargets; t++) {
-		const char *path = target_path(rep, t);
-		size_t bad = 0, total = 0;
-
-		for (size_t i = 0; i < rep->nholders; i++) {
-			const struct revoke_holder *h = &rep->holders[i];
-
-			for (size_t k = 0; k < h->nrefs; k++) {
-				if (h->refs[k].target != t)
-					continue;
-				total++;
-				bad += ref_not_cut(h, &h->refs[k]);
-			}
-		}
-
-		if (err == EPERM && any_foreign && rep->targets[t].uid == geteuid())
-			continue; /* name only the files the caller does not own */
-		if (err == ETIMEDOUT)
-			warnx_("%s: %s%s", path, cli->list ? "" : "not revoked: ",
-			       timeout_text(rep, tbuf, sizeof(tbuf)));
-		else if (err == EBUSY && uninspected && !bad && !best_effort)
-			warnx_("%s: %s%zu process%s could not be inspected and may hold it (see "
-			       "--best-effort)",
-			       path, cli->list ? "" : "not revoked: ", uninspected,
-			       uninspected == 1 ? "" : "es");
-		else if (cli->list)
-			warnx_("%s: %s", path, strerror(err));
-		else if (err != EBUSY)
-			warnx_("%s: not revoked: %s", path, strerror(err));
-		else if (best_effort && bad)
-			warnx_("%s: partly revoked: %zu of %zu references could not be cut", path,
-			       bad, total);
-		else if (!best_effort && bad)
-			warnx_(
-			    "%s: not revoked: %zu reference%s could not be cut (see --best-effort)",
-			    path, bad, bad == 1 ? "" : "s");
-		else if (!best_effort)
-			warnx_("%s: not revoked: nothing was changed (another path could not be "
-			       "revoked)",
-			       path);
-	}
 }
 
 enum {
@@ -435,6 +244,7 @@ int main(int argc, char **argv)
 			opts.flags |= REVOKE_LIST_ONLY;
 			break;
 		case 'b':
+			cli.best_effort = true;
 			opts.flags |= REVOKE_BEST_EFFORT;
 			break;
 		case 't':
@@ -521,25 +331,12 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* A Ctrl-C, a SIGTERM from a service manager, a hangup or a closed
-	 * pipe must not cut the call short: holders are stopped and being cut.
-	 * Held back until the call is over (it is bounded by --timeout), then
-	 * acted upon as usual once the report is out. */
-	{
-		sigset_t hold;
-
-		sigemptyset(&hold);
-		sigaddset(&hold, SIGINT);
-		sigaddset(&hold, SIGTERM);
-		sigaddset(&hold, SIGHUP);
-		sigaddset(&hold, SIGPIPE);
-		sigprocmask(SIG_BLOCK, &hold, &held_back);
-		held = true;
-	}
+	hold_signals();
 	r = revoke_ex((const char *const *)(argv + optind), npaths, &opts, &rep);
 	err = r < 0 ? errno : 0;
 	if (r < 0 && err == 0)
 		err = EIO;
+	release_quiet_signals();
 
 	if (!rep) {
 		if (r < 0)
@@ -547,6 +344,7 @@ int main(int argc, char **argv)
 					      err);
 		else
 			warnx_("%s", "the library returned no report");
+		close_stdout();
 		deliver_held_signals();
 		return EXIT_FAILURE;
 	}
@@ -554,23 +352,22 @@ int main(int argc, char **argv)
 	if (cli.json || !cli.quiet) {
 		int w;
 
+		columns_for_report(&cli, rep);
 		errno = 0;
-		w = cli.json ? print_json(stdout, rep) : print_table(&cli, rep);
+		w = cli.json ? print_json(rep) : print_table(&cli, rep);
 		if (ferror(stdout)) {
 			/* a write error: reported once, by close_stdout() */
 			if (stdout_errno == 0)
-				stdout_errno = w < 0 ? -w : errno ? errno : EIO;
+				stdout_errno = errno ? errno : w < 0 ? -w : EIO;
 		} else if (w < 0) {
 			warnx_("cannot print the report: %s", strerror(-w));
 			ret = EXIT_FAILURE;
 		}
 	}
 
-	report_holders(&cli, rep);
-	if (r < 0) {
-		report_targets(&cli, rep, err, opts.flags & REVOKE_BEST_EFFORT);
+	report_outcome(&cli, rep, err, argv + optind, npaths);
+	if (r < 0)
 		ret = EXIT_FAILURE;
-	}
 	revoke_report_free(rep);
 
 	if (close_stdout() < 0)

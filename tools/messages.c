@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The messages on standard error: each names the path or the process and
+ * the reason. One per holder that could not be stopped or whose reference
+ * could not be cut, then one verdict per path; processes that could not be
+ * inspected are counted per path (the table and the JSON list them).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int stdout_errno;
+bool stdout_closed;
+
+void flush_stdout(void)
+{
+	if (!stdout_closed && fflush(stdout) != 0 && stdout_errno == 0)
+		stdout_errno = errno ? errno : EIO;
+}
+
+void warnx_(const char *fmt, ...)
+{
+	va_list ap;
+
+	flush_stdout(); /* keep the table and the messages in order on a terminal */
+	fprintf(stderr, "%s: ", program_invocation_short_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* What a dead descriptor's link says: the memfd an earlier userspace revoke
+ * put in its place (lib/cut.c). */
+#define DEAD_LINK "/memfd:revoked (deleted)"
+
+static bool is_dead_descriptor(const char *path, bool nofollow)
+{
+	char link[64], buf[sizeof(DEAD_LINK) + 1];
+	int fd = open(path, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, sizeof(buf));
+	close(fd);
+	return n == (ssize_t)sizeof(DEAD_LINK) - 1 && memcmp(buf, DEAD_LINK, (size_t)n) == 0;
+}
+
+static const char *errno_text(int err, char *buf, size_t size)
+{
+	if (err == ENOSYS)
+		snprintf(buf, size,
+			 "%s (the running kernel has no revoke system call, see --engine)",
+			 strerror(err));
+	else
+		snprintf(buf, size, "%s", strerror(err));
+	return buf;
+}
+
+void report_lookup_failure(char *const *paths, size_t n, bool nofollow, int err)
+{
+	bool named = false;
+	char text[160];
+	struct stat st;
+
+	/* Looking the paths up again could hang as the library's lookup did. */
+	if (err == ETIMEDOUT) {
+		for (size_t i = 0; i < n; i++)
+			warnx_("%s: %s", paths[i], strerror(err));
+		return;
+	}
+	/* Look each path up again the way the library does to name the culprit. */
+	for (size_t i = 0; i < n; i++) {
+		int r = nofollow ? lstat(paths[i], &st) : stat(paths[i], &st);
+
+		if (r < 0) {
+			warnx_("%s: %s", paths[i], strerror(errno));
+			named = true;
+		} else if (err == EBADF && is_dead_descriptor(paths[i], nofollow)) {
+			warnx_("%s: is a descriptor that an earlier revoke left", paths[i]);
+			named = true;
+		} else if (err == EINVAL && S_ISCHR(st.st_mode)) {
+			/* the library's only EINVAL for a device */
+			warnx_("%s: refused: a device every process shares (%u:%u)", paths[i],
+			       major(st.st_rdev), minor(st.st_rdev));
+			named = true;
+		} else if (err == ELOOP && nofollow && S_ISLNK(st.st_mode)) {
+			warnx_("%s: %s", paths[i], strerror(err));
+			named = true;
+		} else if (err == EPERM && st.st_uid != geteuid()) {
+			warnx_("%s: %s", paths[i], strerror(err));
+			named = true;
+		}
+	}
+	if (named)
+		return;
+	for (size_t i = 0; i < n; i++)
+		warnx_("%s: %s", paths[i], errno_text(err, text, sizeof(text)));
+}
+
+/* ---- timeouts ---------------------------------------------------------- */
+
+/* What the call was doing, per phase: without a process, and with one
+ * ("stopping pid 123", or in parentheses "... (pid 123)"). */
+static const struct {
+	const char *doing;
+	const char *doing_pid;
+	bool paren_pid; /* "doing (pid N)" rather than "doing_pid N" */
+	bool detail;	/* failed_detail adds to it */
+} phases[] = {
+    [REVOKE_PHASE_RESOLVE] = {"looking the paths up", NULL, false, true},
+    [REVOKE_PHASE_LOCK] = {"waiting for another revoke by this user", NULL, true, false},
+    [REVOKE_PHASE_SCAN] = {"finding the holders", NULL, true, true},
+    [REVOKE_PHASE_STOP] = {"stopping the holders", "stopping pid", false, true},
+    [REVOKE_PHASE_CUT] = {"cutting the references", "cutting in pid", false, true},
+    [REVOKE_PHASE_RELEASE] = {"releasing the holders", "releasing pid", false, true},
+};
+
+const char *timeout_text(const struct revoke_report *rep, char *buf, size_t size)
+{
+	int ph = REPORT_HAS(rep, failed_phase) ? rep->failed_phase : 0;
+	pid_t pid = REPORT_HAS(rep, failed_pid) ? rep->failed_pid : 0;
+	const char *detail = REPORT_HAS(rep, failed_detail) ? rep->failed_detail : "";
+	uint64_t bound =
+	    REPORT_HAS(rep, timeout_ns) && rep->timeout_ns ? rep->timeout_ns : rep->elapsed_ns;
+	size_t n;
+
+	n = (size_t)snprintf(buf, size, "timed out after %.1f s", (double)bound / 1e9);
+	if (ph <= 0 || (size_t)ph >= ARRAY_SIZE(phases) || !phases[ph].doing || n >= size)
+		return buf;
+	if (pid > 0 && phases[ph].doing_pid)
+		n += (size_t)snprintf(buf + n, size - n, " %s %d", phases[ph].doing_pid, (int)pid);
+	else if (pid > 0 && phases[ph].paren_pid)
+		n +=
+		    (size_t)snprintf(buf + n, size - n, " %s (pid %d)", phases[ph].doing, (int)pid);
+	else
+		n += (size_t)snprintf(buf + n, size - n, " %s", phases[ph].doing);
+	if (phases[ph].detail && detail[0] && n < size)
+		snprintf(buf + n, size - n, " (%.*s)", (int)sizeof(rep->failed_detail), detail);
+	return buf;
+}
+
+/* H is the process the call timed out with. */
+static bool holder_timed_out(const struct revoke_report *rep, const struct revoke_holder *h,
+			     int err)
+{
+	if (!REPORT_HAS(rep, failed_pid) || rep->failed_pid != h->pid || !rep->failed_phase)
+		return false;
+	if (err == ETIMEDOUT || h->error == ETIMEDOUT)
+		return true;
+	for (size_t k = 0; k < h->nrefs; k++)
+		if (revoke_report_ref(rep, h, k)->error == ETIMEDOUT)
+			return true;
+	return false;
+}
+
+/* ---- holders ----------------------------------------------------------- */
+
+static int holder_cmp(const void *a, const void *b)
+{
+	const struct revoke_holder *x = *(const struct revoke_holder *const *)a;
+	const struct revoke_holder *y = *(const struct revoke_holder *const *)b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static bool holds_target(const struct revoke_report *rep, const struct revoke_holder *h, size_t t)
+{
+	for (size_t k = 0; k < h->nrefs; k++)
+		if (revoke_report_ref(rep, h, k)->target == t)
+			return true;
+	return false;
+}
+
+/* One message per holder that could not be stopped (per path it holds),
+ * and per reference that could not be cut. Returns whether one of them
+ * said that the call timed out. */
+static bool report_holders(const struct revoke_report *rep, int err)
+{
+	const struct revoke_holder **order = calloc(rep->nholders + 1, sizeof(*order));
+	bool said_timeout = false;
+	char tbuf[256];
+
+	if (!order) {
+		warnx_("cannot report the holders: %s", strerror(ENOMEM));
+		return false;
+	}
+	for (size_t i = 0; i < rep->nholders; i++)
+		order[i] = revoke_report_holder(rep, i);
+	qsort(order, rep->nholders, sizeof(*order), holder_cmp);
+
+	for (size_t i = 0; i < rep->nholders; i++) {
+		const struct revoke_holder *h = order[i];
+		bool timed_out = holder_timed_out(rep, h, err), any = false;
+		char comm[4 * sizeof(h->comm) + 1], what[96];
+
+		if (h->state == REVOKE_STATE_UNINSPECTED)
+			continue; /* counted per path */
+		comm_safe(h->comm, comm, sizeof(comm));
+		if (timed_out)
+			timeout_text(rep, tbuf, sizeof(tbuf));
+		if (h->error || timed_out) {
+			for (size_t t = 0; t < rep->ntargets; t++) {
+				if (!holds_target(rep, h, t))
+					continue;
+				if (timed_out)
+					warnx_("%s: %s", target_path(rep, t), tbuf);
+				else
+					warnx_("%s: pid %d (%s): not stopped: %s",
+					       target_path(rep, t), (int)h->pid, comm,
+					       holder_error_string(h));
+				any = true;
+			}
+			if (!any && timed_out)
+				warnx_("pid %d (%s): %s", (int)h->pid, comm, tbuf);
+			else if (!any)
+				warnx_("pid %d (%s): not stopped: %s", (int)h->pid, comm,
+				       holder_error_string(h));
+			said_timeout |= timed_out;
+			continue;
+		}
+		for (size_t k = 0; k < h->nrefs; k++) {
+			const struct revoke_ref *r = revoke_report_ref(rep, h, k);
+
+			if (r->state != REVOKE_STATE_FAILED && r->state != REVOKE_STATE_UNREACHABLE)
+				continue;
+			warnx_("%s: pid %d (%s): %s: not cut: %s", target_path(rep, r->target),
+			       (int)h->pid, comm, ref_describe(r, what, sizeof(what)),
+			       *ref_error_string(h, r) ? ref_error_string(h, r) : "unknown reason");
+		}
+	}
+	free(order);
+	return said_timeout;
+}
+
+/* ---- paths ------------------------------------------------------------- */
+
+struct counts {
+	size_t total, cut, bad;
+};
+
+static struct counts count_refs(const struct revoke_report *rep, size_t t)
+{
+	struct counts c = {0};
+
+	for (size_t i = 0; i < rep->nholders; i++) {
+		const struct revoke_holder *h = revoke_report_holder(rep, i);
+
+		for (size_t k = 0; k < h->nrefs; k++) {
+			const struct revoke_ref *r = revoke_report_ref(rep, h, k);
+
+			if (r->target != t)
+				continue;
+			c.total++;
+			c.cut += r->state == REVOKE_STATE_CUT;
+			c.bad += ref_not_cut(h, r);
+		}
+	}
+	return c;
+}
+
+static const char *plural(size_t n, const char *one, const char *more)
+{
+	return n == 1 ? one : more;
+}
+
+/* The verdict on one path. ANY_BAD: some path has references not cut. */
+static void report_path(const struct cli *cli, const struct revoke_report *rep, int err,
+			const char *path, struct counts c, size_t uninspected, bool said_timeout,
+			bool any_bad)
+{
+	const char *verdict = cli->list ? "" : c.cut ? "partly revoked: " : "not revoked: ";
+	/* Not cut, for reasons the messages about holders gave. */
+	bool busy = err == EBUSY || (err == ETIMEDOUT && said_timeout);
+	bool uninspected_said = false;
+	char text[256];
+
+	if (err == ETIMEDOUT && !said_timeout) {
+		warnx_("%s: %s%s", path, verdict, timeout_text(rep, text, sizeof(text)));
+	} else if (busy && cli->list && uninspected) {
+		warnx_("%s: incomplete listing: %zu %s could not be inspected and may hold it (see "
+		       "--best-effort)",
+		       path, uninspected, plural(uninspected, "process", "processes"));
+		uninspected_said = true;
+	} else if (busy && !cli->list && c.bad) {
+		if (cli->best_effort)
+			warnx_("%s: %s%zu of %zu references could not be cut", path, verdict, c.bad,
+			       c.total);
+		else
+			warnx_("%s: not revoked: %zu %s could not be cut (see --best-effort)", path,
+			       c.bad, plural(c.bad, "reference", "references"));
+	} else if (busy && !cli->list && !cli->best_effort && uninspected) {
+		warnx_("%s: not revoked: %zu %s could not be inspected and may hold it (see "
+		       "--best-effort)",
+		       path, uninspected, plural(uninspected, "process", "processes"));
+		uninspected_said = true;
+	} else if (busy && !cli->list && any_bad) {
+		if (!cli->best_effort) /* with it, this path was cut */
+			warnx_("%s: not revoked: nothing was changed (another path could not be "
+			       "revoked)",
+			       path);
+	} else if (err && !(busy && uninspected && cli->best_effort)) {
+		/* No holder to blame (e.g. they kept forking): the error itself. */
+		warnx_("%s: %s%s", path, verdict, errno_text(err, text, sizeof(text)));
+	}
+	if (uninspected && !uninspected_said)
+		warnx_("%s: %zu %s could not be inspected and may hold it", path, uninspected,
+		       plural(uninspected, "process", "processes"));
+}
+
+void report_outcome(const struct cli *cli, const struct revoke_report *rep, int err,
+		    char *const *paths, size_t npaths)
+{
+	size_t uninspected = REPORT_HAS(rep, nuninspected) ? rep->nuninspected : 0;
+	bool said_timeout = report_holders(rep, err), any_foreign = false, any_bad = false;
+	const struct counts none = {0};
+
+	if (err == 0 && uninspected == 0)
+		return;
+	if (rep->ntargets == 0) {
+		/* The call gave up before it had looked the paths up. */
+		for (size_t i = 0; i < npaths; i++)
+			report_path(cli, rep, err, paths[i], none, uninspected, said_timeout,
+				    false);
+		return;
+	}
+	for (size_t t = 0; t < rep->ntargets; t++) {
+		any_foreign |= rep->targets[t].uid != geteuid();
+		any_bad |= count_refs(rep, t).bad > 0;
+	}
+	for (size_t t = 0; t < rep->ntargets; t++) {
+		/* EPERM: name only the files the caller does not own. */
+		if (err == EPERM && any_foreign && rep->targets[t].uid == geteuid())
+			continue;
+		report_path(cli, rep, err, target_path(rep, t), count_refs(rep, t), uninspected,
+			    said_timeout, any_bad);
+	}
+}
