@@ -187,7 +187,7 @@ static void t_command_on_hung_fuse(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1, "revoke -t 1 exited with 0x%x",
 	      status);
 	CHECK(ns <= BOUND_NS(1000), "revoke -t 1 took %llu ms", (unsigned long long)(ns / 1000000));
-	CHECK(strstr(err, "timed out after 1.0 s looking the path up"), "its message: %s", err);
+	CHECK(strstr(err, "timed out after 1.0 s looking the paths up"), "its message: %s", err);
 }
 
 /* A holder in a read the hung server never answers cannot be stopped: the

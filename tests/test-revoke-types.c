@@ -98,29 +98,34 @@ static void fifo_reader_and_writer_cut(void)
 
 static void char_device(void)
 {
+	static const char line[] = "<7>revoke-types: char_device\n";
 	struct stat st;
 	struct victim v;
 	struct victim_res r;
-	int fd, devnull;
+	int fd, other;
 
 	test_scratch();
-	/* Our own node for /dev/null's device: revoking /dev/null itself
-	 * would cut every process on the machine. */
-	CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode), "no /dev/null");
-	CHECK(mknod("/tmp/null", S_IFCHR | 0666, st.st_rdev) == 0, "mknod: %m");
+	/* Our own node for /dev/kmsg's device (writes become a debug line in
+	 * the kernel log): revoking /dev/kmsg itself would cut journald's and
+	 * every logger's. The shared devices (/dev/null...) are refused:
+	 * revoke-errors. */
+	CHECK(stat("/dev/kmsg", &st) == 0 && S_ISCHR(st.st_mode), "no /dev/kmsg");
+	CHECK(mknod("/tmp/kmsg", S_IFCHR | 0600, st.st_rdev) == 0, "mknod: %m");
+	CHECK(mknod("/tmp/kmsg2", S_IFCHR | 0600, st.st_rdev) == 0, "mknod: %m");
 	victim_start(&v);
-	fd = victim_open(&v, "/tmp/null", O_RDWR);
-	devnull = victim_open(&v, "/dev/null", O_RDWR);
-	r = victim_write(&v, fd, "xyz");
-	CHECK(r.ret == 3, "write to the device before revoke: %s", strerror(r.err));
-	CHECK_REVOKE("/tmp/null");
-	r = victim_write(&v, fd, "xyz");
+	fd = victim_open(&v, "/tmp/kmsg", O_WRONLY);
+	other = victim_open(&v, "/tmp/kmsg2", O_WRONLY);
+	r = victim_write(&v, fd, line);
+	CHECK(r.ret == (long)strlen(line), "write to the device before revoke: %s",
+	      strerror(r.err));
+	CHECK_REVOKE("/tmp/kmsg");
+	r = victim_write(&v, fd, line);
 	CHECK_EBADF(r, "write");
 	r = victim_read(&v, fd, 1);
 	CHECK_EBADF(r, "read");
-	r = victim_write(&v, devnull, "xyz");
-	CHECK(r.ret == 3,
-	      "the victim's fd of /dev/null, another node of the device, was touched: %s",
+	r = victim_write(&v, other, line);
+	CHECK(r.ret == (long)strlen(line),
+	      "the victim's fd of /tmp/kmsg2, another node of the device, was touched: %s",
 	      strerror(r.err));
 }
 
