@@ -186,6 +186,7 @@ static int seize_new(struct rv_tracee *t)
 		return errno == ENOENT ? -ESRCH : negative_errno();
 	t->seize_again = false;
 	t->found_new = false;
+	t->unseized_tid = 0;
 	while ((de = readdir(d))) {
 		struct rv_proc_status st;
 		struct rv_proc_stat pst;
@@ -215,6 +216,7 @@ static int seize_new(struct rv_tracee *t)
 				goto out;
 			}
 			t->seize_again = true;
+			t->unseized_tid = tid;
 			continue;
 		}
 		if (r == -ESRCH)
@@ -478,6 +480,16 @@ static int stop_timeout(struct rv_tracee *t)
 			continue;
 		rv_read_status(t->pid, th->tid, &st);
 		snprintf(t->reason, 128, "thread %d would not stop (state %c)", th->tid, st.state);
+		return -ETIMEDOUT;
+	}
+	/* The deadline can pass while the seized threads are waited for and
+	 * the one in the D state was never seized: name it all the same. */
+	if (t->unseized_tid) {
+		struct rv_proc_status st = {.state = '?'};
+
+		rv_read_status(t->pid, t->unseized_tid, &st);
+		snprintf(t->reason, 128, "thread %d would not stop (state %c)", t->unseized_tid,
+			 st.state);
 		return -ETIMEDOUT;
 	}
 	snprintf(t->reason, 128, "thread would not stop");

@@ -81,6 +81,7 @@ struct rv_tracee {
 	/* Stop phase (stop.c). */
 	int rounds;			 /* task-list rounds that found new threads */
 	bool seize_again;		 /* list the tasks again once the seized stopped */
+	pid_t unseized_tid;		 /* a thread left unseized in the D state, or 0 */
 	bool found_new;			 /* this round seized new threads */
 	uint64_t wait_deadline;		 /* for the stops of the current round */
 	struct rv_proc_status leader_st; /* read by the checks, for the first seize */
