@@ -8,8 +8,10 @@
  * CLONE_FILES, in stopped processes and in the caller itself; nothing else.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -19,6 +21,14 @@
 #include "harness.h"
 #include "revoke.h"
 #include "victim.h"
+
+/* Whether revoke goes to the native syscalls here (as conform.h decides). */
+static bool engine_native(void)
+{
+	const char *e = getenv("REVOKE_ENGINE");
+
+	return access("/sys/kernel/revoke/syscalls", F_OK) == 0 && !(e && strcmp(e, "ptrace") == 0);
+}
 
 #define FILE_PATH "/tmp/file"
 #define FILE_DATA "0123456789"

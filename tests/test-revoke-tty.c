@@ -8,6 +8,7 @@
  * write EIO; not with REVOKE_NO_HANGUP, and not for frevoke().
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,14 @@
 #include "harness.h"
 #include "revoke.h"
 #include "victim.h"
+
+/* Whether revoke goes to the native syscalls here (as conform.h decides). */
+static bool engine_native(void)
+{
+	const char *e = getenv("REVOKE_ENGINE");
+
+	return access("/sys/kernel/revoke/syscalls", F_OK) == 0 && !(e && strcmp(e, "ptrace") == 0);
+}
 
 /* A new pty; returns the master, the slave's path in SLAVE. */
 static int pty_open(char *slave, size_t len)
