@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The guest's /init: mounts what the tests need, runs /bin/revoke-test (or, with
- * REVOKE_BENCH=1 on the kernel command line, /bin/revoke-bench) and
- * /bin/native-test (lib/native.c against this kernel), then every
- * program listed in /extra/run (one per line) with /bin on PATH, prints the
- * final marker and powers off. kernel/run-tests decides from this output.
+ * The guest's /init: mounts what the tests need, runs the series' kselftest
+ * /bin/revoke_test (TAP output; or, with REVOKE_BENCH=1 on the kernel command
+ * line, /bin/revoke-bench) and /bin/native-test (lib/native.c against this
+ * kernel), then every program listed in /extra/run (one per line) with /bin on
+ * PATH, prints the final marker and powers off. kernel/run-tests decides from
+ * this output.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -65,7 +66,7 @@ int main(void)
 		char *argv[] = {"/bin/revoke-bench", NULL};
 		run(NULL, argv);
 	} else {
-		char *argv[] = {"/bin/revoke-test", NULL};
+		char *argv[] = {"/bin/revoke_test", NULL};
 		run(NULL, argv);
 		if (access("/bin/native-test", X_OK) == 0) {
 			char *nargv[] = {"/bin/native-test", NULL};
