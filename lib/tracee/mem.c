@@ -2,7 +2,9 @@
 /* Reading and writing a stopped holder's memory. */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 
@@ -18,7 +20,16 @@ int rv_mem_read(struct rv_tracee *t, uint64_t addr, void *buf, size_t len)
 		return 0;
 	if (errno == EFAULT)
 		return -EFAULT;
-	/* process_vm_readv can be refused where ptrace is not (LSMs). */
+	/* process_vm_readv can be refused where ptrace is not (LSMs), or
+	 * missing (CONFIG_CROSS_MEMORY_ATTACH=n). */
+	if (t->mem_fd < 0) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", t->pid, t->inj->tid);
+		t->mem_fd = open(path, O_RDWR | O_CLOEXEC);
+	}
+	if (t->mem_fd >= 0 && pread(t->mem_fd, buf, len, (off_t)addr) == (ssize_t)len)
+		return 0;
 	for (size_t off = 0; off < len;) {
 		long w;
 		size_t k = len - off < sizeof(w) ? len - off : sizeof(w);
@@ -33,9 +44,41 @@ int rv_mem_read(struct rv_tracee *t, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+/* Whether [ADDR, ADDR+LEN) lies in mappings the holder itself may write:
+ * 1, 0, or -errno. */
+static int range_writable(const struct rv_tracee *t, uint64_t addr, size_t len)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	uint64_t at = addr, end = addr + len;
+	FILE *f;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", t->pid, t->inj->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return negative_errno();
+	while (at < end && getline(&line, &cap, f) > 0) {
+		struct rv_maps_entry e;
+
+		line[strcspn(line, "\n")] = 0;
+		if (rv_parse_maps_line(line, &e) < 0 || e.end <= at)
+			continue;
+		if (e.start > at || !(e.prot & PROT_WRITE))
+			break;
+		at = e.end;
+	}
+	r = at >= end;
+	free(line);
+	fclose(f);
+	return r;
+}
+
 int rv_mem_write(struct rv_tracee *t, uint64_t addr, const void *buf, size_t len)
 {
 	struct iovec local = {(void *)buf, len}, remote = {(void *)(uintptr_t)addr, len};
+	char path[64];
+	int r;
 
 	if (process_vm_writev(t->inj->tid, &local, 1, &remote, 1, 0) == (ssize_t)len)
 		return 0;
@@ -44,7 +87,23 @@ int rv_mem_write(struct rv_tracee *t, uint64_t addr, const void *buf, size_t len
 	 * PTRACE_POKEDATA would force the write, so it is no fallback here. */
 	if (errno == EFAULT || errno == ENOMEM)
 		return -EFAULT;
-	return negative_errno();
+	/* No process_vm_writev (CONFIG_CROSS_MEMORY_ATTACH=n, a tinyconfig
+	 * kernel) or refused by an LSM: /proc/PID/mem writes with FOLL_FORCE,
+	 * so the holder's own right to write there is checked first. */
+	if (errno != ENOSYS && errno != EPERM)
+		return negative_errno();
+	r = range_writable(t, addr, len);
+	if (r <= 0)
+		return r < 0 ? r : -EFAULT;
+	if (t->mem_fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", t->pid, t->inj->tid);
+		t->mem_fd = open(path, O_RDWR | O_CLOEXEC);
+		if (t->mem_fd < 0)
+			return negative_errno();
+	}
+	if (pwrite(t->mem_fd, buf, len, (off_t)addr) != (ssize_t)len)
+		return errno ? negative_errno() : -EIO;
+	return 0;
 }
 
 int rv_mem_poke_text(struct rv_tracee *t, uint64_t addr, const void *buf, size_t len)
