@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The native revoke(2)/frevoke(2) syscalls (kernel/), used when the running
- * kernel has them. Their numbers (451 and 452 on x86_64 in the patched 6.1)
- * are taken by cachestat and fchmodat2 in later kernels, so a number alone
+ * kernel has them. Their numbers (472 and 473 in the patched 6.1, the first
+ * no upstream version has assigned) may be given to other calls upstream one
+ * day, as 451 and 452 of v1 were (cachestat, fchmodat2), so a number alone
  * proves nothing: the patched kernel publishes its numbers in
- * /sys/kernel/revoke/syscalls ("451 452\n"), and only then are they called.
+ * /sys/kernel/revoke/syscalls ("472 473\n"), and only then are they called.
  * The probe also calls frevoke(-1), which the patched kernel answers with
  * EBADF: a seccomp filter or container runtime that refuses unknown syscalls
  * (ENOSYS, EPERM) sends the library to the userspace engine instead.
@@ -23,7 +24,7 @@
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static long nr_revoke = -1, nr_frevoke = -1;
 
-/* "451 452\n": two positive decimal numbers, nothing else. */
+/* "472 473\n": two positive decimal numbers, nothing else. */
 static int parse_marker(const char *s, long *ret_a, long *ret_b)
 {
 	long v[2];
