@@ -641,9 +641,16 @@ static int native_tty(const struct rv_run *run, size_t t)
 
 /*
  * frevoke() of our own O_PATH descriptor: every file of the inode but that
- * one, without /proc and without opening the file. A revoke of the same file
- * running at the same time revokes that descriptor too (EBADF): resolve the
- * path again, a bounded number of times.
+ * one, without /proc and without opening the file.
+ *
+ * EBADF means a revoke of the same file ran meanwhile: it marked every file
+ * of the inode open when it collected them, our descriptor included, so
+ * everything that was open when this call began is revoked already. Only
+ * files opened since may not be: once more with a fresh descriptor. Ten
+ * callers at once revoke each other's descriptors over and over (the guest
+ * saw four attempts fail), so after a bounded number of attempts the latest
+ * of those revokes is taken as ours, which it is for every file this call
+ * promises to cover. A path that no longer names the inode: the same.
  */
 static int native_revoke_target(struct rv_run *run, size_t t)
 {
@@ -660,14 +667,17 @@ static int native_revoke_target(struct rv_run *run, size_t t)
 		if (r != -EBADF)
 			return r;
 	}
-	for (int attempt = 0;; attempt++) {
+	for (int attempt = 0; attempt < 8; attempt++) {
 		r = rv_native_frevoke(tg->path_fd);
-		if (r != -EBADF || attempt == 3)
-			return r == -EBADF ? -EBUSY : r;
+		if (r != -EBADF)
+			return r;
 		r = rv_target_reopen(&run->req, tg);
+		if (r == -EBUSY || r == -ENOENT)
+			return 0;
 		if (r < 0)
 			return r;
 	}
+	return 0;
 }
 
 static int run_native(struct rv_run *run)
