@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -485,6 +486,16 @@ static inline int busy_fds(pid_t pid, struct busy_fd *fds, int max)
 			fds[j - 1] = t;
 		}
 	return n;
+}
+
+/* A wait status in words: "killed by signal 9 (KILL)", "exit status 1". */
+static inline void busy_describe_status(int st, char *buf, size_t size)
+{
+	if (WIFSIGNALED(st))
+		snprintf(buf, size, "killed by signal %d (%s)", WTERMSIG(st),
+			 sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
+	else
+		snprintf(buf, size, "exit status %d", WEXITSTATUS(st));
 }
 
 #endif

@@ -261,15 +261,6 @@ static bool reap(struct holder *x, bool block)
 	return x->reaped;
 }
 
-static void describe_status(int st, char *buf, size_t size)
-{
-	if (WIFSIGNALED(st))
-		snprintf(buf, size, "killed by signal %d (%s)", WTERMSIG(st),
-			 sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
-	else
-		snprintf(buf, size, "exit status %d", WEXITSTATUS(st));
-}
-
 /* Until no holder thread is traced or in a ptrace stop any more, at most the grace. */
 static void wait_released(void)
 {
@@ -640,7 +631,7 @@ static void finish_holders(void)
 			   !(WIFEXITED(x->wstatus) && WEXITSTATUS(x->wstatus) == 0)) {
 			char st[64];
 
-			describe_status(x->wstatus, st, sizeof(st));
+			busy_describe_status(x->wstatus, st, sizeof(st));
 			damage(x, D_EXIT, "pid %d asked to exit: %s", x->pid, st);
 		}
 	}

@@ -649,22 +649,13 @@ static void note(char *first, size_t size, long *counter, const char *fmt, ...)
 	}
 }
 
-static void describe_status(int st, char *buf, size_t size)
-{
-	if (WIFSIGNALED(st))
-		snprintf(buf, size, "killed by signal %d (%s)", WTERMSIG(st),
-			 sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
-	else
-		snprintf(buf, size, "exit status %d", WEXITSTATUS(st));
-}
-
 static bool alive(int h)
 {
 	if (!hv[h].dead && waitpid(hv[h].pid, &hv[h].wstatus, WNOHANG) == hv[h].pid) {
 		char s[64];
 
 		hv[h].dead = true;
-		describe_status(hv[h].wstatus, s, sizeof(s));
+		busy_describe_status(hv[h].wstatus, s, sizeof(s));
 		note(T.first_crash, sizeof(T.first_crash), &T.crashes, "holder %d died: %s",
 		     hv[h].pid, s);
 	}
@@ -843,7 +834,7 @@ static int revoke_once(char *why, size_t size)
 			return EIO;
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 			return 0;
-		describe_status(st, why, size);
+		busy_describe_status(st, why, size);
 		return WIFEXITED(st) ? 255 : EINTR;
 	} else {
 		struct revoke_opts o = {.sz = sizeof(o),
@@ -1132,7 +1123,7 @@ static int driver(void)
 		} else if (!(WIFEXITED(hv[h].wstatus) && WEXITSTATUS(hv[h].wstatus) == 0)) {
 			char s[64];
 
-			describe_status(hv[h].wstatus, s, sizeof(s));
+			busy_describe_status(hv[h].wstatus, s, sizeof(s));
 			note(T.first_crash, sizeof(T.first_crash), &T.crashes,
 			     "holder %d asked to exit: %s", hv[h].pid, s);
 		}

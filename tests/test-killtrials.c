@@ -296,7 +296,7 @@ static void run_once(struct run *r)
 		if (reap(x, false)) {
 			char s[64];
 
-			describe_status(x->wstatus, s, sizeof(s));
+			busy_describe_status(x->wstatus, s, sizeof(s));
 			damage(x, D_DEATH, "pid %d (%s) died: %s", x->pid, kind_name[x->kind], s);
 			continue;
 		}
@@ -423,7 +423,7 @@ static void record_trial(struct tally *t, const struct run *r, int number, uint6
 	if (r->when == W_DURING && (r->ncut || r->nhalf || r->ndamaged))
 		t->cutting++;
 	when_text(r, when, sizeof(when));
-	describe_status(r->cmd_status, st, sizeof(st));
+	busy_describe_status(r->cmd_status, st, sizeof(st));
 	for (int h = 0; h < nholders; h++) {
 		const struct holder *x = &holders[h];
 
@@ -583,7 +583,7 @@ static int calibrate(uint64_t *ret_duration, uint64_t *ret_window)
 		struct run r = {.list_only = i == 0, .watch = i >= 4};
 
 		run_once(&r);
-		describe_status(r.cmd_status, st, sizeof(st));
+		busy_describe_status(r.cmd_status, st, sizeof(st));
 		command_output(out, sizeof(out));
 		if (!WIFEXITED(r.cmd_status) || WEXITSTATUS(r.cmd_status) != 0 || r.ndamaged ||
 		    (r.list_only ? r.nintact != nholders : r.ncut != nholders)) {
@@ -634,7 +634,7 @@ static int selfcheck(void)
 	if (missed[0] || !WIFEXITED(r.cmd_status) || WEXITSTATUS(r.cmd_status) != 0) {
 		char st[64];
 
-		describe_status(r.cmd_status, st, sizeof(st));
+		busy_describe_status(r.cmd_status, st, sizeof(st));
 		printf("FAIL kill.selfcheck: a dying tracer that blocked every signal and changed "
 		       "rbx went unnoticed in: %s (saboteur %s)\n",
 		       missed[0] ? missed : "-", st);
@@ -900,7 +900,7 @@ int main(int argc, char **argv)
 	if (!WIFEXITED(st)) {
 		char s[64];
 
-		describe_status(st, s, sizeof(s));
+		busy_describe_status(st, s, sizeof(s));
 		printf("FAIL kill.driver: %s\n", s);
 		return 1;
 	}

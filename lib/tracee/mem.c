@@ -10,6 +10,21 @@
 
 #include "tracee.h"
 
+/* /proc/PID/task/TID/mem of the holder, opened once per tracee (every
+ * thread shares the address space): the descriptor, or -errno. */
+static int mem_fd(struct rv_tracee *t)
+{
+	char path[64];
+
+	if (t->mem_fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", t->pid, t->inj->tid);
+		t->mem_fd = open(path, O_RDWR | O_CLOEXEC);
+		if (t->mem_fd < 0)
+			return negative_errno();
+	}
+	return t->mem_fd;
+}
+
 int rv_mem_read(struct rv_tracee *t, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
@@ -22,13 +37,7 @@ int rv_mem_read(struct rv_tracee *t, uint64_t addr, void *buf, size_t len)
 		return -EFAULT;
 	/* process_vm_readv can be refused where ptrace is not (LSMs), or
 	 * missing (CONFIG_CROSS_MEMORY_ATTACH=n). */
-	if (t->mem_fd < 0) {
-		char path[64];
-
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", t->pid, t->inj->tid);
-		t->mem_fd = open(path, O_RDWR | O_CLOEXEC);
-	}
-	if (t->mem_fd >= 0 && pread(t->mem_fd, buf, len, (off_t)addr) == (ssize_t)len)
+	if (mem_fd(t) >= 0 && pread(t->mem_fd, buf, len, (off_t)addr) == (ssize_t)len)
 		return 0;
 	for (size_t off = 0; off < len;) {
 		long w;
@@ -77,7 +86,6 @@ static int range_writable(const struct rv_tracee *t, uint64_t addr, size_t len)
 int rv_mem_write(struct rv_tracee *t, uint64_t addr, const void *buf, size_t len)
 {
 	struct iovec local = {(void *)buf, len}, remote = {(void *)(uintptr_t)addr, len};
-	char path[64];
 	int r;
 
 	if (process_vm_writev(t->inj->tid, &local, 1, &remote, 1, 0) == (ssize_t)len)
@@ -95,12 +103,9 @@ int rv_mem_write(struct rv_tracee *t, uint64_t addr, const void *buf, size_t len
 	r = range_writable(t, addr, len);
 	if (r <= 0)
 		return r < 0 ? r : -EFAULT;
-	if (t->mem_fd < 0) {
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", t->pid, t->inj->tid);
-		t->mem_fd = open(path, O_RDWR | O_CLOEXEC);
-		if (t->mem_fd < 0)
-			return negative_errno();
-	}
+	r = mem_fd(t);
+	if (r < 0)
+		return r;
 	if (pwrite(t->mem_fd, buf, len, (off_t)addr) != (ssize_t)len)
 		return errno ? negative_errno() : -EIO;
 	return 0;
@@ -108,13 +113,7 @@ int rv_mem_write(struct rv_tracee *t, uint64_t addr, const void *buf, size_t len
 
 int rv_mem_poke_text(struct rv_tracee *t, uint64_t addr, const void *buf, size_t len)
 {
-	char path[64];
-
-	if (t->mem_fd < 0) {
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", t->pid, t->inj->tid);
-		t->mem_fd = open(path, O_RDWR | O_CLOEXEC);
-	}
-	if (t->mem_fd >= 0 && pwrite(t->mem_fd, buf, len, (off_t)addr) == (ssize_t)len)
+	if (mem_fd(t) >= 0 && pwrite(t->mem_fd, buf, len, (off_t)addr) == (ssize_t)len)
 		return 0;
 	/* /proc/PID/mem refused (no procfs here): a word at a time. */
 	for (size_t off = 0; off < len;) {
