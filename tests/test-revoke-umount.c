@@ -607,11 +607,8 @@ static pid_t start_exe_holder(void)
 	char exe[PATH_MAX], buf[PATH_MAX];
 	const char *dst = UM_MNT "/sleep-copy";
 	pid_t pid;
-	int r;
 
-	r = um_run("cp", "/bin/sleep", dst);
-	CHECK(r == 0, "cp /bin/sleep %s: %s", dst, um_out);
-	CHECK(chmod(dst, 0755) == 0, "chmod: %m");
+	um_copy(access("/bin/sleep", X_OK) == 0 ? "/bin/sleep" : "/usr/bin/sleep", dst, 0755);
 	fflush(NULL);
 	pid = fork();
 	CHECK(pid >= 0, "fork: %m");

@@ -170,6 +170,22 @@ static inline void um_make_file(const char *path, size_t size, mode_t mode)
 	CHECK(fsync(fd) == 0 && close(fd) == 0, "fsync/close %s: %m", path);
 }
 
+/* Copy FROM to TO (mode MODE): a program to run from a mount. */
+static inline void um_copy(const char *from, const char *to, mode_t mode)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	ssize_t n;
+
+	CHECK(in >= 0 && out >= 0, "copy %s to %s: %m", from, to);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		CHECK(write(out, buf, (size_t)n) == n, "write %s: %m", to);
+	CHECK(n == 0, "read %s: %m", from);
+	close(in);
+	CHECK(close(out) == 0, "close %s: %m", to);
+}
+
 /* An ext4 image of MB MiB in UM_IMG, loop-mounted on UM_MNT. */
 static inline void um_ext4(unsigned int mb)
 {
