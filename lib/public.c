@@ -10,7 +10,7 @@
 #define RV_KNOWN_FLAGS                                                                             \
 	(REVOKE_BEST_EFFORT | REVOKE_NOFOLLOW | REVOKE_LIST_ONLY | REVOKE_NO_HANGUP |              \
 	 REVOKE_ENGINE_USERSPACE | REVOKE_ENGINE_NATIVE | REVOKE_DISCOVERY_PROC |                  \
-	 REVOKE_DISCOVERY_BPF)
+	 REVOKE_DISCOVERY_BPF | REVOKE_MOUNT | REVOKE_UMOUNT | REVOKE_NO_SUBMOUNTS)
 
 static int set_errno(int r)
 {
@@ -108,6 +108,8 @@ _public_ int frevoke_ex(int fd, const struct revoke_opts *opts, struct revoke_re
 	r = read_opts(opts, &req);
 	if (r < 0)
 		return set_errno(r);
+	if (req.flags & REVOKE_MOUNT) /* a descriptor names a file, not a mount */
+		return set_errno(-EINVAL);
 	req.keep_fd = fd;
 
 	r = rv_engine_run(&req, ret_report ? &report : NULL);
