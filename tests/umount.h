@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Fixture of the forced-unmount tests (test-revoke-umount.c; issue 10): real
- * filesystems made by the case inside its private scratch namespace
- * (test_scratch() of victim.h), and what to look at afterwards.
+ * filesystems made by the case inside its own namespaces, and what to look
+ * at afterwards.
  *
+ *   um_isolate()           first thing in a case: its own mount and pid
+ *                          namespaces, /proc and /tmp
  *   umount_scene_ext4(MB)  an ext4 image UM_IMG, loop-mounted on UM_MNT
  *   um_mount_tmpfs(DIR)    a tmpfs (the submount)
  *   um_mount_id(PATH)      the id of the topmost mount at PATH in
@@ -13,13 +15,12 @@
  *   um_run(...)            a command (PATH includes the sbin directories),
  *                          killed after 60 s, its output kept for messages
  *
- * Everything a case mounts lives in its own mount namespace, so when the case
- * fails (or the harness kills its process group) the namespace dies with its
- * last process and takes the mounts with it; the loop devices made with
- * `mount -o loop` or um_loop_holder() clear themselves (LO_FLAGS_AUTOCLEAR)
- * when their last user goes. A swap file is the one thing that outlives a
- * namespace: um_swap_guard() leaves a process outside the case's process group
- * that swapoff()s it once every process of the case is gone.
+ * Everything a case mounts lives in its own mount namespace (um_isolate()),
+ * so when the case fails (or the harness kills its process group) the
+ * namespace dies with its last process and takes the mounts with it; the loop
+ * devices made with `mount -o loop` or um_loop_holder() clear themselves
+ * (LO_FLAGS_AUTOCLEAR) when their last user goes; um_isolate()'s outer process
+ * swapoff()s the case's swap file, the one thing that outlives a namespace.
  */
 #ifndef REVOKE_TEST_UMOUNT_H
 #define REVOKE_TEST_UMOUNT_H
@@ -45,16 +46,6 @@
 #include "harness.h"
 #include "revoke.h"
 #include "victim.h"
-
-/*
- * Until <revoke.h> has issue 10's interface (tests/meson.build looks for it),
- * the values of its specification, so that this program builds and its cases
- * fail against the library that refuses them, rather than vanish.
- */
-#ifndef HAVE_REVOKE_UMOUNT
-#define REVOKE_MOUNT  (1u << 8)
-#define REVOKE_UMOUNT (1u << 9)
-#endif
 
 #define UM_IMG	     "/tmp/img"
 #define UM_MNT	     "/tmp/mnt"
@@ -109,6 +100,69 @@ static inline int um_run_argv(const char *const argv[])
 }
 
 #define um_run(...) um_run_argv((const char *const[]){__VA_ARGS__, NULL})
+
+/*
+ * The case's own world: a mount namespace (propagation private: nothing it
+ * mounts is seen elsewhere, everything goes when its last process does), a
+ * pid namespace with its own /proc, and a tmpfs on /tmp. The case goes on in
+ * a child, pid 1 of that pid namespace; the case's process waits for it, and
+ * passes on its exit status.
+ *
+ * Why a pid namespace: a mount is scanned through /proc, and a process the
+ * caller may not inspect makes a listing incomplete and a cut refuse with
+ * EBUSY (unless best effort). On a machine with such a process (pid 1 of some
+ * sandboxes, which not even root may inspect) every case would only prove
+ * that rule, which tests/test-revoke-fds.c covers; here the library sees the
+ * case's processes only. Kernel users (swap, loop devices) are global anyway.
+ *
+ * The outer process also swapoff()s UM_MNT/swapfile when the case is over
+ * (a swap file is the one thing that outlives a namespace); on its alarm
+ * (the harness's timeout) it kills the case first.
+ */
+static pid_t um_inner;
+static volatile sig_atomic_t um_timed_out;
+
+static void um_outer_alarm(int sig)
+{
+	(void)sig;
+	um_timed_out = 1;
+	if (um_inner > 0)
+		kill(um_inner, SIGKILL);
+}
+
+static inline void um_isolate(void)
+{
+	struct sigaction sa = {.sa_handler = um_outer_alarm};
+	int status;
+
+	CHECK(unshare(CLONE_NEWNS | CLONE_NEWPID) == 0, "unshare(CLONE_NEWNS | CLONE_NEWPID): %m");
+	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "make / private: %m");
+	fflush(NULL);
+	um_inner = fork();
+	CHECK(um_inner >= 0, "fork: %m");
+	if (um_inner == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		CHECK(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0,
+		      "mount a /proc of the new pid namespace: %m");
+		CHECK(mount("revoke-test", "/tmp", "tmpfs", 0, "mode=1777") == 0,
+		      "mount tmpfs: %m");
+		return;
+	}
+	sigaction(SIGALRM, &sa, NULL);
+	while (waitpid(um_inner, &status, 0) < 0)
+		if (errno != EINTR)
+			_exit(1);
+	swapoff(UM_MNT "/swapfile");
+	fflush(NULL);
+	if (um_timed_out) {
+		signal(SIGALRM, SIG_DFL);
+		raise(SIGALRM);
+	}
+	if (WIFEXITED(status))
+		_exit(WEXITSTATUS(status));
+	fprintf(stderr, "  the case died of signal %d\n", WTERMSIG(status));
+	_exit(1);
+}
 
 /* The id of the topmost mount whose mount point is PATH in our namespace, or -1. */
 static inline int um_mount_id(const char *path)
@@ -418,41 +472,6 @@ static inline pid_t um_loop_holder(const char *file, char *name, size_t size)
 	return pid;
 }
 
-/*
- * swapoff(PATH) by a process that outlives the case: it leaves the case's
- * process group (which the harness kills) and waits until every process of
- * the case has closed the pipe it inherited. It is in the case's mount
- * namespace, so PATH still resolves, and the namespace (with the mounts)
- * goes once it exits.
- */
-static inline void um_swap_guard(const char *path)
-{
-	int p[2];
-	pid_t pid;
-
-	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe2: %m");
-	fflush(NULL);
-	pid = fork();
-	CHECK(pid >= 0, "fork: %m");
-	if (pid == 0) {
-		char c;
-
-		setpgid(0, 0);
-		close(p[1]);
-		for (int fd = 3; fd < 1024; fd++)
-			if (fd != p[0])
-				close(fd);
-		alarm(900);
-		while (read(p[0], &c, 1) < 0 && errno == EINTR)
-			;
-		swapoff(path);
-		_exit(0);
-	}
-	setpgid(pid, pid);
-	close(p[0]);
-	/* p[1] stays open (close-on-exec) in the case and every child it forks. */
-}
-
 /* ---- the report ---- */
 
 static inline const struct revoke_holder *um_holder(const struct revoke_report *rep, pid_t pid)
@@ -477,18 +496,15 @@ static inline const struct revoke_holder *um_kernel_holder(const struct revoke_r
 	return NULL;
 }
 
-/* The first reference of H whose type is called NAME ("fd", "cwd", "loop"...). */
+/* The first reference of H of TYPE (REVOKE_REF_FD, REVOKE_REF_LOOP...). */
 static inline const struct revoke_ref *um_ref(const struct revoke_report *rep,
-					      const struct revoke_holder *h, const char *name)
+					      const struct revoke_holder *h, int type)
 {
 	const struct revoke_ref *r;
 
-	for (size_t j = 0; h && (r = revoke_report_ref(rep, h, j)); j++) {
-		const char *n = revoke_ref_type_name(r->type);
-
-		if (n && strcmp(n, name) == 0)
+	for (size_t j = 0; h && (r = revoke_report_ref(rep, h, j)); j++)
+		if (r->type == type)
 			return r;
-	}
 	return NULL;
 }
 
@@ -501,8 +517,8 @@ static inline void um_dump(const char *what, int r, int e, const struct revoke_r
 	if (!rep)
 		return;
 	fprintf(stderr, "  report: error %d, phase %s, pid %d, detail '%s', %zu targets\n",
-		rep->error, revoke_phase_name(rep->failed_phase) ?: "?", (int)rep->failed_pid,
-		rep->failed_detail, rep->ntargets);
+		rep->error, revoke_phase_name(rep->failed_phase) ?: "(no name)",
+		(int)rep->failed_pid, rep->failed_detail, rep->ntargets);
 	for (size_t i = 0; i < rep->ntargets; i++)
 		fprintf(stderr, "    target %zu: %s\n", i, rep->targets[i].path);
 	for (size_t i = 0; (h = revoke_report_holder(rep, i)); i++) {
@@ -512,8 +528,8 @@ static inline void um_dump(const char *what, int r, int e, const struct revoke_r
 			revoke_state_name(h->state) ?: "?", h->reason);
 		for (size_t j = 0; (ref = revoke_report_ref(rep, h, j)); j++)
 			fprintf(stderr, "      %s fd %d target %u: %s %s\n",
-				revoke_ref_type_name(ref->type) ?: "?", ref->fd, ref->target,
-				revoke_state_name(ref->state) ?: "?",
+				revoke_ref_type_name(ref->type) ?: "(no name)", ref->fd,
+				ref->target, revoke_state_name(ref->state) ?: "?",
 				ref->error ? strerror(ref->error) : "");
 	}
 }
