@@ -372,11 +372,15 @@ static int namespace_users(const struct rv_target *t, size_t n, struct rv_holder
 			dev_t dev = mnt_fs_get_devno(fs);
 
 			for (size_t i = 0; i < n; i++) {
-				char comm[64];
+				char comm[64] = "?";
+				_cleanup_fclose_ FILE *f = NULL;
 
 				if (t[i].dev != dev || major(dev) == 0)
 					continue;
-				snprintf(comm, sizeof(comm), "%s", ns);
+				snprintf(link, sizeof(link), "/proc/%d/comm", pid);
+				f = fopen(link, "re");
+				if (f && fgets(comm, sizeof(comm), f))
+					comm[strcspn(comm, "\n")] = '\0';
 				r = add_user(hs, pid, comm, REVOKE_REF_MOUNT, i);
 				if (r > 0)
 					added++;

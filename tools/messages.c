@@ -285,7 +285,9 @@ static void report_path(const struct cli *cli, const struct revoke_report *rep, 
 			const char *path, struct counts c, size_t uninspected, bool said_timeout,
 			bool any_bad)
 {
-	const char *verdict = cli->list ? ""
+	bool unmounted = REPORT_HAS(rep, nunmounted) && rep->nunmounted;
+	const char *verdict = cli->list	  ? ""
+			      : unmounted ? "unmounted, but "
 			      : cli->umount
 				  ? (c.cut ? "cut in part, not unmounted: " : "not unmounted: ")
 			      : c.cut ? "partly revoked: "
@@ -380,8 +382,7 @@ static bool report_umount(const struct cli *cli, const struct revoke_report *rep
 		return true;
 	}
 	if (done && err)
-		warnx_("%s: unmounted%s (%zu of %zu mounts), but not everything was cut", top,
-		       subtext, done, rep->ntargets);
+		warnx_("%s: unmounted%s (%zu of %zu mounts)", top, subtext, done, rep->ntargets);
 	return false;
 }
 
