@@ -12,14 +12,17 @@
 # another mount namespace (exit 1, nothing changed); not a mount point.
 # Runs in a private mount namespace of its own (unshare), so that nothing it
 # mounts propagates elsewhere and everything goes with it, even when killed;
-# a cleanup unmounts in order and detaches the loop devices on any exit.
+# a cleanup unmounts in order and detaches the loop devices on any exit. And in
+# a pid namespace with its own /proc: mounts are scanned through /proc, and a
+# process that root may not inspect (this sandbox's pid 1) would make every
+# call refuse (see test-revoke-umount.c, um_isolate()).
 # Run by tests/run-tests with REVOKE_BUILDDIR set; one PASS/FAIL/SKIP line per check.
 if [ -z "${REVOKE_CLI_UMOUNT_NS:-}" ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "SKIP cli.umount: needs root (it mounts filesystems)"
 		exit 0
 	fi
-	REVOKE_CLI_UMOUNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
+	REVOKE_CLI_UMOUNT_NS=1 exec unshare -m -p -f --mount-proc --propagation private bash "$0" "$@"
 fi
 . "$(dirname "$0")/cli-common.bash"
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
