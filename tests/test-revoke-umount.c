@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -950,13 +951,16 @@ struct ack {
 	uint32_t who, seq;
 	int32_t status; /* 0: done; else how it ended: errno, or -SIGBUS */
 	int32_t status2;
+	uint64_t addr; /* the fsx mapper's mapping, for the diagnostics */
 };
 
 static int ack_pipe[2];
 
+static uint64_t fsx_addr;
+
 static void send_ack(uint32_t who, uint32_t seq, int32_t st, int32_t st2)
 {
-	struct ack a = {who, seq, st, st2};
+	struct ack a = {who, seq, st, st2, fsx_addr};
 
 	while (write(ack_pipe[1], &a, sizeof(a)) < 0 && errno == EINTR)
 		;
@@ -1034,6 +1038,20 @@ static void fsx_sigbus(int sig)
 	siglongjmp(fsx_jmp, sig);
 }
 
+/* The descriptor failed with E at op SEQ: the mapping must fault at once too
+ * (the cut is one step for the holder). Reports both and goes idle. */
+static void __attribute__((noreturn)) fsx_fd_failed(uint32_t seq, int e, uint8_t *map)
+{
+	volatile int st2 = 0;
+
+	if (sigsetjmp(fsx_jmp, 1) == 0)
+		(void)*(volatile uint8_t *)map;
+	else
+		st2 = -SIGBUS;
+	send_ack(FSX_WHO, seq, e ? e : EIO, st2);
+	idle_forever();
+}
+
 static void __attribute__((noreturn)) fsx_main(void)
 {
 	static uint8_t shadow[FSX_SIZE], buf[8192];
@@ -1048,6 +1066,7 @@ static void __attribute__((noreturn)) fsx_main(void)
 	map = mmap(NULL, FSX_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
 		send_ack(FSX_WHO, 0, errno, 0), _exit(1);
+	fsx_addr = (uint64_t)(uintptr_t)map;
 	sigaction(SIGBUS, &sa, NULL);
 	if (sigsetjmp(fsx_jmp, 1)) {
 		/* The mapping faulted: the descriptor must be dead too. */
@@ -1064,26 +1083,16 @@ static void __attribute__((noreturn)) fsx_main(void)
 		case 0:
 			for (size_t i = 0; i < o.len; i++)
 				buf[i] = fsx_byte(&o, i);
-			if (pwrite(fd, buf, o.len, (off_t)o.off) != (ssize_t)o.len) {
-				volatile int e = errno ? errno : EIO, st2 = 0;
-
-				if (sigsetjmp(fsx_jmp, 1) == 0)
-					(void)*(volatile uint8_t *)map;
-				else
-					st2 = -SIGBUS;
-				send_ack(FSX_WHO, seq, e, st2);
-				idle_forever();
-			}
+			if (pwrite(fd, buf, o.len, (off_t)o.off) != (ssize_t)o.len)
+				fsx_fd_failed(seq, errno, map);
 			break;
 		case 1:
 			for (size_t i = 0; i < o.len; i++)
 				map[o.off + i] = fsx_byte(&o, i);
 			break;
 		case 2:
-			if (pread(fd, buf, o.len, (off_t)o.off) != (ssize_t)o.len) {
-				send_ack(FSX_WHO, seq, errno ? errno : EIO, 0);
-				idle_forever();
-			}
+			if (pread(fd, buf, o.len, (off_t)o.off) != (ssize_t)o.len)
+				fsx_fd_failed(seq, errno, map);
 			bad = memcmp(buf, shadow + o.off, o.len) != 0;
 			break;
 		default:
@@ -1107,6 +1116,7 @@ struct load {
 	uint32_t acked[LOAD_WRITERS + 1]; /* acknowledged ops */
 	bool ended[LOAD_WRITERS + 1];
 	int32_t status[LOAD_WRITERS + 1], status2[LOAD_WRITERS + 1];
+	uint64_t fsx_addr;
 	uint32_t end_seq[LOAD_WRITERS + 1]; /* the op that failed */
 	pthread_mutex_t lock;
 	volatile bool stop;
@@ -1145,6 +1155,8 @@ static void *drain_acks(void *p)
 				l->status[a->who] = a->status;
 				l->status2[a->who] = a->status2;
 				l->end_seq[a->who] = a->seq;
+				if (a->who == FSX_WHO)
+					l->fsx_addr = a->addr;
 			}
 		}
 		pthread_mutex_unlock(&l->lock);
@@ -1173,6 +1185,42 @@ static bool load_ended(struct load *l, unsigned int who)
 	e = l->ended[who];
 	pthread_mutex_unlock(&l->lock);
 	return e;
+}
+
+/* PID's mapping at ADDR: its line of /proc/PID/smaps (with Rss) and the size
+ * of the file behind it, for a failure's message. */
+static void print_maps_at(pid_t pid, uint64_t addr)
+{
+	char path[128], line[512];
+	int show = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	fprintf(stderr, "  pid %d mapped its file at %#" PRIx64 "; that mapping now:\n", (int)pid,
+		addr);
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t a, b;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " ", &a, &b) == 2) {
+			show = a <= addr && addr < b;
+			if (show) {
+				struct stat st;
+
+				snprintf(path, sizeof(path),
+					 "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, a, b);
+				if (stat(path, &st) == 0)
+					fprintf(stderr, "    (its file: %lld bytes, %lu links)\n",
+						(long long)st.st_size, (unsigned long)st.st_nlink);
+			}
+		}
+		if (show && (strchr(line, '/') || strncmp(line, "Rss", 3) == 0 ||
+			     strncmp(line, "Size", 4) == 0 || strncmp(line, "VmFlags", 7) == 0))
+			fprintf(stderr, "    %s", line);
+	}
+	fclose(f);
 }
 
 static void load_case(bool command)
@@ -1257,6 +1305,9 @@ static void load_case(bool command)
 	      l.acked[FSX_WHO]);
 	CHECK(l.status[FSX_WHO] != -1000, "the mapper saw other bytes than it wrote, at op %u",
 	      l.end_seq[FSX_WHO]);
+	if (!((l.status[FSX_WHO] == -SIGBUS && l.status2[FSX_WHO] == EBADF) ||
+	      (l.status[FSX_WHO] == EBADF && l.status2[FSX_WHO] == -SIGBUS)))
+		print_maps_at(l.pid[FSX_WHO], l.fsx_addr);
 	CHECK((l.status[FSX_WHO] == -SIGBUS && l.status2[FSX_WHO] == EBADF) ||
 		  (l.status[FSX_WHO] == EBADF && l.status2[FSX_WHO] == -SIGBUS),
 	      "the mapper's op %u ended with %d then %d; expected SIGBUS on the mapping and EBADF "
