@@ -34,6 +34,9 @@ struct rv_target {
 	bool mount;
 	uint64_t mnt_id;
 	unsigned int depth; /* mount: 0 for the one named, 1 for its submounts... */
+	/* mount: a copy in another mount namespace that our unmount takes
+	 * along (a peer or slave of ours); not unmounted or synced itself. */
+	bool foreign;
 };
 
 /* ---- discovery (scan.c, bpf.c) ------------------------------------------ */

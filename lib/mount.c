@@ -161,6 +161,131 @@ static int resolve_one(const struct rv_request *req, const char *path, const str
 	return 0;
 }
 
+/* FN(pid, its mount table, ARG) once per mount namespace other than ours,
+ * with one process of it; stops at FN's first error. */
+static int each_other_namespace(int (*fn)(pid_t, struct libmnt_table *, void *), void *arg)
+{
+	_cleanup_closedir_ DIR *d = opendir("/proc");
+	_cleanup_free_ char(*seen)[64] = NULL;
+	char self_ns[64] = "", link[64], ns[64];
+	size_t nseen = 0, cap = 0;
+	struct dirent *e;
+	int r = 0;
+	ssize_t len;
+
+	len = readlink("/proc/self/ns/mnt", self_ns, sizeof(self_ns) - 1);
+	if (!d || len <= 0)
+		return 0;
+	self_ns[len] = '\0';
+	while (r >= 0 && (e = readdir(d))) {
+		struct libmnt_table *tb;
+		bool dup = false;
+		int pid;
+
+		if (rv_parse_int(e->d_name, &pid) < 0)
+			continue;
+		snprintf(link, sizeof(link), "/proc/%d/ns/mnt", pid);
+		len = readlink(link, ns, sizeof(ns) - 1);
+		if (len <= 0) /* a kernel thread, gone, or not ours to see */
+			continue;
+		ns[len] = '\0';
+		if (strcmp(ns, self_ns) == 0)
+			continue;
+		for (size_t i = 0; i < nseen && !dup; i++)
+			dup = strcmp(seen[i], ns) == 0;
+		if (dup)
+			continue;
+		if (nseen == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			char(*sv)[64] = realloc(seen, ncap * sizeof(*sv));
+
+			if (!sv)
+				return -ENOMEM;
+			seen = sv;
+			cap = ncap;
+		}
+		memcpy(seen[nseen++], ns, sizeof(ns));
+		snprintf(link, sizeof(link), "/proc/%d/mountinfo", pid);
+		tb = table_of(link);
+		if (!tb)
+			continue;
+		r = fn(pid, tb, arg);
+		mnt_unref_table(tb);
+	}
+	return r;
+}
+
+/* "shared:N" or "master:N" among a mountinfo line's optional fields, or 0. */
+static unsigned long peer_group(struct libmnt_fs *fs, const char *key)
+{
+	const char *p = mnt_fs_get_optional_fields(fs);
+	size_t klen = strlen(key);
+
+	while (p && *p) {
+		if (strncmp(p, key, klen) == 0 && p[klen] == ':')
+			return strtoul(p + klen + 1, NULL, 10);
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	return 0;
+}
+
+struct copies {
+	struct rv_target **v;
+	size_t *n, *cap;
+	size_t nours;
+	unsigned long *groups; /* the peer group of each of our targets' parent, or 0 */
+	int r;
+};
+
+/* A mount in another namespace whose parent is a peer or a slave of the
+ * parent of one of ours, of the same filesystem: umount propagates through
+ * the parent's peer group (fs/pnode.c), so our unmount takes that copy
+ * along, and fails while it is busy. What is reached through it is a
+ * target too. */
+static int add_copies(pid_t pid, struct libmnt_table *tb, void *arg)
+{
+	struct copies *c = arg;
+	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs = NULL;
+	int r = 0;
+
+	if (!itr)
+		return -ENOMEM;
+	while (r == 0 && mnt_table_next_fs(tb, itr, &fs) == 0) {
+		struct libmnt_fs *parent = fs_by_id(tb, (uint64_t)mnt_fs_get_parent_id(fs));
+		unsigned long shared = parent ? peer_group(parent, "shared") : 0;
+		unsigned long master = parent ? peer_group(parent, "master") : 0;
+		uint64_t id = (uint64_t)mnt_fs_get_id(fs);
+
+		if ((!shared && !master) || have_id(*c->v, *c->n, id))
+			continue;
+		for (size_t i = 0; i < c->nours && r == 0; i++) {
+			struct rv_target t = {.path_fd = -1, .mount = true, .foreign = true};
+			char path[4200];
+
+			if (!c->groups[i] || (c->groups[i] != shared && c->groups[i] != master) ||
+			    (*c->v)[i].dev != mnt_fs_get_devno(fs))
+				continue;
+			snprintf(path, sizeof(path), "%s (mount namespace of pid %d)",
+				 mnt_fs_get_target(fs) ? mnt_fs_get_target(fs) : "?", pid);
+			t.mnt_id = id;
+			t.dev = mnt_fs_get_devno(fs);
+			t.mode = S_IFDIR;
+			t.depth = (*c->v)[i].depth;
+			t.path = strdup(path);
+			if (!t.path)
+				r = -ENOMEM;
+			else if ((r = add_target(c->v, c->n, c->cap, &t)) < 0)
+				free(t.path);
+			break;
+		}
+	}
+	mnt_free_iter(itr);
+	return r;
+}
+
 int rv_mounts_resolve(const struct rv_request *req, const struct rv_guard *guard,
 		      struct rv_target **ret, size_t *ret_n)
 {
@@ -191,6 +316,24 @@ int rv_mounts_resolve(const struct rv_request *req, const struct rv_guard *guard
 		}
 		if (!(req->flags & REVOKE_NO_SUBMOUNTS))
 			r = add_submounts(tb, &v, &n, &cap, from);
+	}
+	if (r == 0 && n) {
+		_cleanup_free_ unsigned long *groups = calloc(n, sizeof(*groups));
+		struct copies c = {&v, &n, &cap, n, groups, 0};
+		bool any = false;
+
+		for (size_t i = 0; groups && i < n; i++) {
+			struct libmnt_fs *fs = fs_by_id(tb, v[i].mnt_id);
+			struct libmnt_fs *parent =
+			    fs ? fs_by_id(tb, (uint64_t)mnt_fs_get_parent_id(fs)) : NULL;
+
+			groups[i] = parent ? peer_group(parent, "shared") : 0;
+			any |= groups[i] != 0;
+		}
+		if (!groups)
+			r = -ENOMEM;
+		else if (any)
+			r = each_other_namespace(add_copies, &c);
 	}
 	mnt_unref_table(tb);
 	if (r < 0) {
@@ -315,85 +458,57 @@ static int loop_users(const struct rv_target *t, size_t n, struct rv_holders *hs
 	return added;
 }
 
-/* The same filesystem mounted in another mount namespace keeps it alive
- * after our unmount. One process per namespace is read. */
+struct ns_users {
+	const struct rv_target *t;
+	size_t n;
+	struct rv_holders *hs;
+	int added;
+};
+
+/* The same filesystem mounted in another namespace, not as a copy that our
+ * unmount takes along (those are targets): it stays mounted there. */
+static int ns_user(pid_t pid, struct libmnt_table *tb, void *arg)
+{
+	struct ns_users *u = arg;
+	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs = NULL;
+	int r = 0;
+
+	if (!itr)
+		return -ENOMEM;
+	while (r == 0 && mnt_table_next_fs(tb, itr, &fs) == 0) {
+		dev_t dev = mnt_fs_get_devno(fs);
+
+		if (major(dev) == 0 || have_id(u->t, u->n, (uint64_t)mnt_fs_get_id(fs)))
+			continue;
+		for (size_t i = 0; i < u->n; i++) {
+			char comm[64] = "?", path[64];
+			_cleanup_fclose_ FILE *f = NULL;
+
+			if (u->t[i].dev != dev)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+			f = fopen(path, "re");
+			if (f && fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			r = add_user(u->hs, pid, comm, REVOKE_REF_MOUNT, i);
+			if (r > 0) {
+				u->added++;
+				r = 1; /* one line per namespace */
+			}
+			break;
+		}
+	}
+	mnt_free_iter(itr);
+	return r < 0 ? r : 0;
+}
+
 static int namespace_users(const struct rv_target *t, size_t n, struct rv_holders *hs)
 {
-	_cleanup_closedir_ DIR *d = opendir("/proc");
-	char self_ns[64] = "", link[64], ns[64];
-	char(*seen)[64] = NULL;
-	size_t nseen = 0, cap = 0;
-	struct dirent *e;
-	int added = 0, r = 0;
-	ssize_t len;
+	struct ns_users u = {t, n, hs, 0};
+	int r = each_other_namespace(ns_user, &u);
 
-	len = readlink("/proc/self/ns/mnt", self_ns, sizeof(self_ns) - 1);
-	if (!d || len <= 0)
-		return 0;
-	self_ns[len] = '\0';
-	while (r >= 0 && (e = readdir(d))) {
-		struct libmnt_table *tb;
-		struct libmnt_iter *itr;
-		struct libmnt_fs *fs = NULL;
-		bool dup = false;
-		int pid;
-
-		if (rv_parse_int(e->d_name, &pid) < 0)
-			continue;
-		snprintf(link, sizeof(link), "/proc/%d/ns/mnt", pid);
-		len = readlink(link, ns, sizeof(ns) - 1);
-		if (len <= 0) /* a kernel thread, gone, or not ours to see */
-			continue;
-		ns[len] = '\0';
-		if (strcmp(ns, self_ns) == 0)
-			continue;
-		for (size_t i = 0; i < nseen && !dup; i++)
-			dup = strcmp(seen[i], ns) == 0;
-		if (dup)
-			continue;
-		if (nseen == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			char(*s)[64] = realloc(seen, ncap * sizeof(*s));
-
-			if (!s) {
-				r = -ENOMEM;
-				break;
-			}
-			seen = s;
-			cap = ncap;
-		}
-		memcpy(seen[nseen++], ns, sizeof(ns));
-		snprintf(link, sizeof(link), "/proc/%d/mountinfo", pid);
-		tb = table_of(link);
-		if (!tb)
-			continue;
-		itr = mnt_new_iter(MNT_ITER_FORWARD);
-		while (itr && r >= 0 && mnt_table_next_fs(tb, itr, &fs) == 0) {
-			dev_t dev = mnt_fs_get_devno(fs);
-
-			for (size_t i = 0; i < n; i++) {
-				char comm[64] = "?";
-				_cleanup_fclose_ FILE *f = NULL;
-
-				if (t[i].dev != dev || major(dev) == 0)
-					continue;
-				snprintf(link, sizeof(link), "/proc/%d/comm", pid);
-				f = fopen(link, "re");
-				if (f && fgets(comm, sizeof(comm), f))
-					comm[strcspn(comm, "\n")] = '\0';
-				r = add_user(hs, pid, comm, REVOKE_REF_MOUNT, i);
-				if (r > 0)
-					added++;
-				break;
-			}
-			if (r > 0)
-				break; /* one line per namespace */
-		}
-		mnt_free_iter(itr);
-		mnt_unref_table(tb);
-	}
-	free(seen);
-	return r < 0 ? r : added;
+	return r < 0 ? r : u.added;
 }
 
 int rv_mounts_other_users(const struct rv_target *t, size_t n, struct rv_holders *hs)
@@ -420,6 +535,8 @@ int rv_mounts_sync(const struct rv_target *t, size_t n, uint64_t deadline)
 		_cleanup_close_ int fd = -1;
 		char link[64];
 
+		if (t[i].foreign) /* the same filesystem as one of ours */
+			continue;
 		if (t[i].path_fd >= 0) {
 			snprintf(link, sizeof(link), "/proc/self/fd/%d", t[i].path_fd);
 			fd = rv_open_bounded(link, O_RDONLY | O_DIRECTORY | O_CLOEXEC, deadline);
@@ -454,10 +571,13 @@ int rv_mounts_umount(const struct rv_target *t, size_t n, size_t *ret_done, char
 
 	if (!order)
 		return -ENOMEM;
+	size_t k = 0;
+
 	for (size_t i = 0; i < n; i++)
-		order[i] = &t[i];
-	qsort(order, n, sizeof(*order), cmp_depth_desc);
-	for (size_t i = 0; i < n && r == 0; i++) {
+		if (!t[i].foreign) /* unmounted by propagation, with ours */
+			order[k++] = &t[i];
+	qsort(order, k, sizeof(*order), cmp_depth_desc);
+	for (size_t i = 0; i < k && r == 0; i++) {
 		struct libmnt_table *tb = table_of("/proc/self/mountinfo");
 		struct libmnt_context *cxt;
 		struct libmnt_fs *fs;
@@ -491,6 +611,9 @@ int rv_mounts_umount(const struct rv_target *t, size_t n, size_t *ret_done, char
 			done++;
 		mnt_free_context(cxt);
 	}
+	/* The copies in other namespaces went by propagation with the last. */
+	if (r == 0)
+		done = n;
 	*ret_done = done;
 	return r;
 }

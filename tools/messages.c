@@ -340,8 +340,9 @@ static bool report_umount(const struct cli *cli, const struct revoke_report *rep
 	size_t subs = rep->ntargets ? rep->ntargets - 1 : 0;
 	char subtext[64] = "";
 
+	/* The mounts beneath it, and copies in other namespaces that go with it. */
 	if (subs)
-		snprintf(subtext, sizeof(subtext), " and %zu %s beneath it", subs,
+		snprintf(subtext, sizeof(subtext), " with %zu other %s", subs,
 			 plural(subs, "mount", "mounts"));
 	if (cli->dry_run) {
 		size_t refs = 0, bad = 0, uninspected = 0;
@@ -382,7 +383,7 @@ static bool report_umount(const struct cli *cli, const struct revoke_report *rep
 		return true;
 	}
 	if (done && err)
-		warnx_("%s: unmounted%s (%zu of %zu mounts)", top, subtext, done, rep->ntargets);
+		warnx_("%s: unmounted (%zu of %zu mounts)", top, done, rep->ntargets);
 	return false;
 }
 
