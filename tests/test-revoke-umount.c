@@ -640,6 +640,28 @@ static void t_mount_list(void)
 	check_reads(&s.bind, s.bfd, "bound file", "holder through the bind mount");
 }
 
+/* REVOKE_NO_SUBMOUNTS: the mount alone; the submount's holder is not a target. */
+static void t_mount_no_submounts(void)
+{
+	struct revoke_report *rep;
+	struct scene s;
+	int r;
+
+	scene_start(&s, false);
+	r = um_call(UM_MNT, REVOKE_MOUNT | REVOKE_NO_SUBMOUNTS, &rep);
+	CHECK(r == 0, "revoke_ex(REVOKE_MOUNT | REVOKE_NO_SUBMOUNTS): %m");
+	CHECK(rep->ntargets == 1 && strcmp(rep->targets[0].path, UM_MNT) == 0,
+	      "%zu targets, the first '%s': expected %s alone", rep->ntargets,
+	      rep->ntargets ? rep->targets[0].path : "", UM_MNT);
+	CHECK(um_holder(rep, s.reader.pid) && !um_holder(rep, s.sub.pid),
+	      "the reader is %sin the report, the submount's holder %sin it",
+	      um_holder(rep, s.reader.pid) ? "" : "not ", um_holder(rep, s.sub.pid) ? "" : "not ");
+	revoke_report_free(rep);
+	check_dead_fd(&s.reader, s.rfd, "reader");
+	check_reads(&s.sub, s.sfd, "submount", "submount holder");
+	CHECK(um_mount_id(UM_MNT) > 0 && um_mount_id(UM_SUB) > 0, "something was unmounted");
+}
+
 /* A program running from the mount: refused, nothing changed; its listing says why. */
 static pid_t start_exe_holder(void)
 {
@@ -1368,7 +1390,8 @@ static void t_umount_load_command(void)
 
 TEST_MAIN("revoke-umount", {"umount_ext4", t_umount_ext4, 120},
 	  {"umount_tmpfs_bind_same_file", t_umount_tmpfs_bind_same_file, 60},
-	  {"mount_cut_only", t_mount_cut_only, 120}, {"mount_list", t_mount_list, 120},
+	  {"mount_cut_only", t_mount_cut_only, 120},
+	  {"mount_no_submounts", t_mount_no_submounts, 120}, {"mount_list", t_mount_list, 120},
 	  {"umount_exe_refused", t_umount_exe_refused, 120},
 	  {"umount_exe_best_effort", t_umount_exe_best_effort, 120},
 	  {"umount_loop_refused", t_umount_loop_refused, 120},
