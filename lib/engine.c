@@ -784,6 +784,92 @@ static int run_native(struct rv_run *run)
 	return r;
 }
 
+/* After the cut: unmount, deepest first. On failure, the report says which
+ * mount and the first process found still holding it. */
+static int unmount_all(struct rv_run *run, int cut, bool native)
+{
+	struct rv_holders still = {};
+	struct rv_scan_opts so;
+	char detail[128] = "";
+	int r;
+
+	set_phase(run, RV_PH_UMOUNT, 0);
+	/* Our own descriptors of the mount points would keep them busy. */
+	for (size_t t = 0; t < run->ntargets; t++)
+		run->targets[t].path_fd = safe_close(run->targets[t].path_fd);
+	r = rv_mounts_umount(run->targets, run->ntargets, native, &run->nunmounted, detail);
+	if (r == 0)
+		return cut;
+	scan_opts(run, RV_PH_UMOUNT, &so);
+	so.nignore_fds = 0;
+	if (r == -EBUSY && rv_scan(run->targets, run->ntargets, &so, &still) >= 0) {
+		const struct rv_holder *h = NULL;
+		char d[128];
+
+		for (size_t i = 0; i < still.n && !h; i++)
+			if (still.v[i].pub.nrefs)
+				h = &still.v[i];
+		if (h) {
+			snprintf(d, sizeof(d), "%.60s: still held by pid %d (%.40s)", detail,
+				 h->pub.pid, h->pub.comm);
+			fail_at(run, RV_PH_UMOUNT, h->pub.pid, d);
+		}
+	}
+	fail_at(run, RV_PH_UMOUNT, 0, detail);
+	rv_holders_free(&still);
+	return r;
+}
+
+/*
+ * The kernel's forced unmount (umount2 UMOUNT_REVOKE), deepest mount first:
+ * it syncs, revokes every file opened through the mount, moves cwd and root
+ * to a dead directory and unmounts. It refuses a program running from the
+ * mount, a swap file, a loop device's backing file; so does this, from the
+ * scan, before the first mount goes.
+ */
+static int run_native_umount(struct rv_run *run)
+{
+	size_t refused = run->others.n;
+	int r;
+
+	run->engine = REVOKE_ENGINE_SYSCALL;
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+
+		for (size_t j = 0; j < h->pub.nrefs; j++) {
+			struct revoke_ref *ref = &h->pub.refs[j];
+
+			if (ref->state != REVOKE_STATE_FOUND)
+				continue;
+			if (ref->type == REVOKE_REF_EXE)
+				unreachable_ref(ref, EOPNOTSUPP, &refused);
+			else if (ref->type == REVOKE_REF_MAP && (ref->prot & PROT_EXEC))
+				unreachable_ref(ref, ETXTBSY, &refused);
+		}
+		mark_code(run, h, &refused);
+	}
+	if ((refused || count_uninspected(run)) && !(run->req.flags & REVOKE_BEST_EFFORT)) {
+		mark_all(run, REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED, 0);
+		return -EBUSY;
+	}
+	r = unmount_all(run, 0, true);
+	/* Everything on a mount that went is cut; the rest stays (the kernel
+	 * changes nothing when it refuses). */
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+
+		for (size_t j = 0; j < h->pub.nrefs; j++) {
+			struct revoke_ref *ref = &h->pub.refs[j];
+
+			if (ref->state != REVOKE_STATE_FOUND)
+				continue;
+			ref->state = r == 0 ? REVOKE_STATE_CUT : REVOKE_STATE_FAILED;
+			ref->error = r == 0 ? 0 : -r;
+		}
+	}
+	return r < 0 ? r : refused ? -EBUSY : 0;
+}
+
 /* ---- the userspace engine ------------------------------------------------ */
 
 /* The dead directory, when a cwd or root is to be moved into it. */
@@ -870,40 +956,14 @@ static int run_ptrace(struct rv_run *run)
 	return unreachable || not_stopped || not_cut ? -EBUSY : 0;
 }
 
-/* After the cut: unmount, deepest first. On failure, the report says which
- * mount and the first process found still holding it. */
-static int unmount_all(struct rv_run *run, int cut)
+/* Copies of a mount in other namespaces: the kernel's forced unmount takes
+ * only the mount it is given; the userspace engine cuts those too. */
+static bool any_foreign(const struct rv_run *run)
 {
-	struct rv_holders still = {};
-	struct rv_scan_opts so;
-	char detail[128] = "";
-	int r;
-
-	set_phase(run, RV_PH_UMOUNT, 0);
-	/* Our own descriptors of the mount points would keep them busy. */
 	for (size_t t = 0; t < run->ntargets; t++)
-		run->targets[t].path_fd = safe_close(run->targets[t].path_fd);
-	r = rv_mounts_umount(run->targets, run->ntargets, &run->nunmounted, detail);
-	if (r == 0)
-		return cut;
-	scan_opts(run, RV_PH_UMOUNT, &so);
-	so.nignore_fds = 0;
-	if (r == -EBUSY && rv_scan(run->targets, run->ntargets, &so, &still) >= 0) {
-		const struct rv_holder *h = NULL;
-		char d[128];
-
-		for (size_t i = 0; i < still.n && !h; i++)
-			if (still.v[i].pub.nrefs)
-				h = &still.v[i];
-		if (h) {
-			snprintf(d, sizeof(d), "%.60s: still held by pid %d (%.40s)", detail,
-				 h->pub.pid, h->pub.comm);
-			fail_at(run, RV_PH_UMOUNT, h->pub.pid, d);
-		}
-	}
-	fail_at(run, RV_PH_UMOUNT, 0, detail);
-	rv_holders_free(&still);
-	return r;
+		if (run->targets[t].foreign)
+			return true;
+	return false;
 }
 
 static bool native_wanted(const struct rv_request *req)
@@ -939,7 +999,12 @@ static int work(struct rv_run *run)
 		fail_at(run, RV_PH_RESOLVE, 0, "");
 	if (r < 0)
 		return r;
-	native = native_wanted(req) && rv_native_available();
+	if (req->flags & REVOKE_MOUNT)
+		native = (req->flags & REVOKE_UMOUNT) && !list &&
+			 !(req->flags & REVOKE_ENGINE_USERSPACE) && rv_native_umount_available() &&
+			 !any_foreign(run);
+	else
+		native = native_wanted(req) && rv_native_available();
 	if ((req->flags & REVOKE_ENGINE_NATIVE) && !native)
 		return -ENOSYS; /* after the lookup errors, as the syscall would */
 	if (req->flags & REVOKE_MOUNT)
@@ -985,7 +1050,7 @@ static int work(struct rv_run *run)
 	for (size_t t = 0; t < run->ntargets; t++)
 		run->ignore_fds[t] = run->targets[t].path_fd;
 
-	if ((req->flags & REVOKE_UMOUNT) && !list) {
+	if ((req->flags & REVOKE_UMOUNT) && !list && !native) {
 		/* Before anything is cut: what was acknowledged is on disk. */
 		set_phase(run, RV_PH_SYNC, 0);
 		r = rv_mounts_sync(run->targets, run->ntargets,
@@ -1027,12 +1092,14 @@ static int work(struct rv_run *run)
 	 * holds the file. */
 	if (list)
 		return count_uninspected(run) && !(req->flags & REVOKE_BEST_EFFORT) ? -EBUSY : 0;
+	if (native && (req->flags & REVOKE_MOUNT))
+		return run_native_umount(run);
 	if (native)
 		return run_native(run);
 	r = run_ptrace(run);
 	if ((req->flags & REVOKE_UMOUNT) &&
 	    (r == 0 || (r == -EBUSY && (req->flags & REVOKE_BEST_EFFORT) && !run->failed_phase)))
-		r = unmount_all(run, r);
+		r = unmount_all(run, r, false);
 	return r;
 }
 

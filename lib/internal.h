@@ -430,9 +430,11 @@ int rv_mounts_other_users(const struct rv_target *t, size_t n, struct rv_holders
 /* syncfs() of every target's filesystem, each once. */
 int rv_mounts_sync(const struct rv_target *t, size_t n, uint64_t deadline);
 
-/* Unmount the targets, deepest first, with libmount. *RET_DONE counts those
- * unmounted (or already gone); on failure DETAIL names the mount. */
-int rv_mounts_umount(const struct rv_target *t, size_t n, size_t *ret_done, char detail[128]);
+/* Unmount the targets, deepest first, with libmount, or NATIVE with the
+ * kernel's forced unmount (which cuts their users too). *RET_DONE counts
+ * those unmounted (or already gone); on failure DETAIL names the mount. */
+int rv_mounts_umount(const struct rv_target *t, size_t n, bool native, size_t *ret_done,
+		     char detail[128]);
 
 /* The dead directory cwd and root refs are moved to: an empty directory,
  * made here (off every target), removed once every holder is in it. */
@@ -462,6 +464,12 @@ int rv_engine_lock(uint64_t deadline_ns, pid_t *ret_owner);
 bool rv_native_available(void);
 int rv_native_revoke(const char *path);
 int rv_native_frevoke(int fd);
+/* The forced unmount, umount2(MOUNTPOINT, UMOUNT_REVOKE), when the running
+ * kernel has it (probed once): every file opened through the mount revoked,
+ * cwd/root on it moved to a dead directory, then unmounted. -errno (EBUSY:
+ * refused, nothing changed; -ENOSYS: not available). */
+bool rv_native_umount_available(void);
+int rv_native_umount(const char *mountpoint);
 
 /* ---- the engine (engine.c) ------------------------------------------------ */
 

@@ -563,7 +563,8 @@ static int cmp_depth_desc(const void *a, const void *b)
 	return (x->depth < y->depth) - (x->depth > y->depth);
 }
 
-int rv_mounts_umount(const struct rv_target *t, size_t n, size_t *ret_done, char detail[128])
+int rv_mounts_umount(const struct rv_target *t, size_t n, bool native, size_t *ret_done,
+		     char detail[128])
 {
 	_cleanup_free_ const struct rv_target **order = calloc(n ? n : 1, sizeof(*order));
 	size_t done = 0;
@@ -594,6 +595,14 @@ int rv_mounts_umount(const struct rv_target *t, size_t n, size_t *ret_done, char
 		}
 		snprintf(target, sizeof(target), "%s", mnt_fs_get_target(fs));
 		mnt_unref_table(tb);
+		if (native) {
+			r = rv_native_umount(target);
+			if (r < 0)
+				snprintf(detail, 128, "%.127s", target);
+			else
+				done++;
+			continue;
+		}
 		cxt = mnt_new_context();
 		if (!cxt)
 			return -ENOMEM;
