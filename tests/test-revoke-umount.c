@@ -790,7 +790,12 @@ static void t_umount_loop_refused(void)
 	revoke_report_free(rep);
 	scene_check_untouched(&s);
 
-	/* The listing shows it too. */
+	/* The dry run says no; the listing shows it too. */
+	r = um_call(UM_MNT, REVOKE_MOUNT | REVOKE_UMOUNT | REVOKE_LIST_ONLY, &rep);
+	e = errno;
+	CHECK(r == -1 && e == EBUSY, "the dry run with %s returned %d (%s), expected EBUSY", loop,
+	      r, strerror(e));
+	revoke_report_free(rep);
 	r = um_call(UM_MNT, REVOKE_MOUNT | REVOKE_LIST_ONLY, &rep);
 	CHECK(um_ref(rep, um_kernel_holder(rep, loop), REVOKE_REF_LOOP), "REVOKE_LIST_ONLY: no %s",
 	      loop);
@@ -954,9 +959,10 @@ static void t_umount_implies_mount(void)
 	e = errno;
 	CHECK(r == 0, "revoke_ex(REVOKE_UMOUNT) without REVOKE_MOUNT: %s", strerror(e));
 	CHECK(rep && rep->ntargets == 2,
-	      "%zu targets, expected the mount and its submount: "
-	      "REVOKE_UMOUNT did not take the path as a mount point",
-	      rep ? rep->ntargets : 0);
+	      "%zu targets, expected the mount and its submount: REVOKE_UMOUNT did not take the "
+	      "path as a mount point (afterwards %s is %s, the reader's fd %s)",
+	      rep ? rep->ntargets : 0, UM_MNT, um_mount_id(UM_MNT) > 0 ? "still mounted" : "gone",
+	      v_pread(&s.reader, s.rfd, 1).ret == 1 ? "still reads" : "is cut");
 	CHECK(nunmounted(rep) == 2, "nunmounted %lu, expected 2", nunmounted(rep));
 	revoke_report_free(rep);
 	CHECK(um_mount_id(UM_MNT) < 0 && um_mount_id(UM_SUB) < 0, "still mounted");
