@@ -22,7 +22,11 @@ if [ -z "${REVOKE_CLI_UMOUNT_NS:-}" ]; then
 		echo "SKIP cli.umount: needs root (it mounts filesystems)"
 		exit 0
 	fi
-	REVOKE_CLI_UMOUNT_NS=1 exec unshare -m -p -f --mount-proc --propagation private bash "$0" "$@"
+	# --kill-child: when unshare is killed (tests/run-tests' timeout), so is
+	# the script, pid 1 of the new namespace, which ignores what it has no
+	# handler for: hence the TERM trap below.
+	REVOKE_CLI_UMOUNT_NS=1 exec unshare -m -p -f --mount-proc --propagation private \
+		--kill-child=SIGTERM bash "$0" "$@"
 fi
 . "$(dirname "$0")/cli-common.bash"
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -47,6 +51,7 @@ um_cleanup() {
 	cleanup
 }
 trap um_cleanup EXIT
+trap 'exit 143' TERM INT HUP
 
 mounted() { grep -q " $1 " /proc/self/mountinfo; } # mountinfo field 5 (no spaces in our paths)
 
