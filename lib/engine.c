@@ -977,6 +977,26 @@ static bool native_wanted(const struct rv_request *req)
 	return true;
 }
 
+/* One userspace revoke (or unmount) at a time per user (lock.c). */
+static int take_lock(struct rv_run *run)
+{
+	pid_t owner = 0;
+
+	set_phase(run, RV_PH_LOCK, 0);
+	run->lock_fd = rv_engine_lock(rv_budget_deadline(&run->budget, RV_PH_LOCK), &owner);
+	if (run->lock_fd == -ETIMEDOUT) {
+		char detail[64] = "";
+
+		run->lock_fd = -1;
+		if (owner > 0)
+			snprintf(detail, sizeof(detail), "another revoke by this user, pid %d",
+				 owner);
+		fail_at(run, RV_PH_LOCK, owner, detail);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
 /* The whole call, in the worker thread. Returns 0 or -errno; sets
  * run->report when the targets were resolved. */
 static int work(struct rv_run *run)
@@ -985,11 +1005,19 @@ static int work(struct rv_run *run)
 	const struct rv_guard guard = {&run->mu, &run->gone};
 	bool list = req->flags & REVOKE_LIST_ONLY, native;
 	struct rv_scan_opts so;
-	pid_t owner = 0;
 	int r;
 
 	/* First of all: frevoke's descriptor means what it means now, before
 	 * this library opens anything that could take a freed number. */
+	/* Two unmounts of one mount: the one that resolves its mount point
+	 * while the other cuts and unmounts would hold it (an O_PATH descriptor
+	 * of its root, or one in flight from the lookup), and make it fail.
+	 * Mount points are resolved under the lock: the second finds no mount. */
+	if ((req->flags & REVOKE_MOUNT) && !list) {
+		r = take_lock(run);
+		if (r < 0)
+			return r;
+	}
 	set_phase(run, RV_PH_RESOLVE, 0);
 	if (req->flags & REVOKE_MOUNT)
 		r = rv_mounts_resolve(req, &guard, &run->targets, &run->ntargets);
@@ -1019,22 +1047,13 @@ static int work(struct rv_run *run)
 		run->ntargets = 0;
 		return r;
 	}
-	if (!list && !native) {
+	if (!list && !native && run->lock_fd < 0) {
 		/* Before anything is looked at: a revoke by the same user that
 		 * holds the lock is stopping and cutting, and what it does is
 		 * over when we look. */
-		set_phase(run, RV_PH_LOCK, 0);
-		run->lock_fd = rv_engine_lock(rv_budget_deadline(&run->budget, RV_PH_LOCK), &owner);
-		if (run->lock_fd == -ETIMEDOUT) {
-			char detail[64] = "";
-
-			run->lock_fd = -1;
-			if (owner > 0)
-				snprintf(detail, sizeof(detail),
-					 "another revoke by this user, pid %d", owner);
-			fail_at(run, RV_PH_LOCK, owner, detail);
-			return -ETIMEDOUT;
-		}
+		r = take_lock(run);
+		if (r < 0)
+			return r;
 		/* That revoke may have cut our own O_PATH descriptors (we held
 		 * its target): look the paths up again, same inodes only. */
 		for (size_t t = 0; req->paths && t < run->ntargets; t++)
