@@ -968,6 +968,73 @@ static void t_not_mountpoint(void)
 	scene_check_untouched(&s);
 }
 
+/*
+ * Ten forced unmounts of one mount at once: one unmounts it, the others find
+ * no mount point there any more (EINVAL); every holder cut once, none left
+ * stopped or traced.
+ */
+#define RACERS 10
+static void t_umount_concurrent(void)
+{
+	struct scene s;
+	int go[2], res[2], ok = 0, einval = 0;
+	char others[256] = "";
+
+	scene_start(&s, false);
+	CHECK(pipe2(go, O_CLOEXEC) == 0 && pipe2(res, O_CLOEXEC) == 0, "pipe2: %m");
+	for (int i = 0; i < RACERS; i++) {
+		pid_t pid;
+
+		fflush(NULL);
+		pid = fork();
+		CHECK(pid >= 0, "fork: %m");
+		if (pid == 0) {
+			const char *paths[] = {UM_MNT};
+			struct revoke_opts o = {.sz = sizeof(o),
+						.flags = REVOKE_MOUNT | REVOKE_UMOUNT,
+						.timeout_ms = 60000,
+						.keep_fd = -1};
+			int out[2];
+			char c;
+
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			close(go[1]);
+			if (read(go[0], &c, 1) < 0) /* until the test closes its end */
+				_exit(1);
+			out[0] = revoke_ex(paths, 1, &o, NULL);
+			out[1] = out[0] < 0 ? errno : 0;
+			_exit(write(res[1], out, sizeof(out)) == sizeof(out) ? 0 : 1);
+		}
+	}
+	close(go[0]);
+	close(res[1]);
+	close(go[1]); /* all go */
+	for (int i = 0; i < RACERS; i++) {
+		int out[2];
+
+		CHECK(read(res[0], out, sizeof(out)) == sizeof(out), "racer %d did not answer", i);
+		if (out[0] == 0)
+			ok++;
+		else if (out[1] == EINVAL)
+			einval++;
+		else
+			snprintf(others + strlen(others), sizeof(others) - strlen(others), " %s",
+				 strerror(out[1]));
+	}
+	CHECK(ok == 1 && einval == RACERS - 1,
+	      "%d of %d concurrent forced unmounts succeeded, %d found no mount point, the others "
+	      "failed with:%s",
+	      ok, RACERS, einval, others[0] ? others : " -");
+	CHECK(um_mount_id(UM_MNT) < 0 && um_mount_id(UM_SUB) < 0, "still mounted");
+	check_dead_fd(&s.reader, s.rfd, "reader");
+	check_sigbus(&s.mapper, s.map, "mapper");
+	CHECK(victim_call(&s.cwd, VICTIM_REQ(.op = VOP_GETCWD)).err == ENOENT, "cwd holder");
+	for (pid_t p = 2; p < 64; p++) /* our pid namespace: our own processes */
+		CHECK(proc_tracer(p) <= 0 && victim_state(p) != 't' && victim_state(p) != 'T',
+		      "pid %d left traced (%ld) or stopped (%c)", (int)p, proc_tracer(p),
+		      victim_state(p));
+}
+
 /* The names of what issue 10 added to the report. */
 static void t_names(void)
 {
@@ -1447,6 +1514,7 @@ TEST_MAIN("revoke-umount", {"umount_ext4", t_umount_ext4, 120},
 	  {"umount_swap_refused", t_umount_swap_refused, 120},
 	  {"umount_other_namespace", t_umount_other_namespace, 120},
 	  {"umount_dry_run", t_umount_dry_run, 120},
-	  {"umount_implies_mount", t_umount_implies_mount, 120}, {"names", t_names, 10},
+	  {"umount_implies_mount", t_umount_implies_mount, 120},
+	  {"umount_concurrent", t_umount_concurrent, 180}, {"names", t_names, 10},
 	  {"not_mountpoint", t_not_mountpoint, 120}, {"umount_load", t_umount_load, 180},
 	  {"umount_load_command", t_umount_load_command, 180}, )
