@@ -47,6 +47,7 @@ um_cleanup() {
 	for m in "$tmp/ro" "$elsewhere" "$sub" "$mnt" "$tmp/t"; do
 		while mountpoint -q "$m" 2>/dev/null; do umount "$m" || break; done
 	done
+	umount -l "$tmp/f" 2>/dev/null
 	holders=()
 	cleanup
 }
@@ -443,3 +444,57 @@ if wait_holder "$pq" 0 "$tmp/t/f" && wait_cwd "$pw" "$tmp/t"; then
 else
 	fail umount.tmpfs-quiet "the holders did not start"
 fi
+stop_all
+
+# ---- --list --mount of a FUSE mount whose server stopped answering: bounded
+# by --timeout (issue 10: lsof and fuser hang there). Either the listing
+# (descriptors are looked at without asking the server) or a timeout.
+helper=$REVOKE_BUILDDIR/tests/helper-fusehang
+if [ ! -c /dev/fuse ] || [ ! -x "$helper" ]; then
+	skip umount.list-fuse-hung "no /dev/fuse or no $helper (libfuse3)"
+else
+	mkdir -p "$tmp/f"
+	"$helper" "$tmp/f" &
+	hp=$!
+	holders+=("$hp")
+	for i in $(seq 1 400); do
+		[ -e "$tmp/f/file" ] && break
+		kill -0 "$hp" 2>/dev/null || break
+		sleep 0.025
+	done
+	if [ ! -e "$tmp/f/file" ]; then
+		skip umount.list-fuse-hung "$helper could not mount: FUSE mounts not permitted here"
+	else
+		sleep 120 <"$tmp/f/file" &
+		pf=$!
+		holders+=("$pf")
+		wait_holder "$pf" 0 "$tmp/f/file"
+		kill -USR1 "$hp" # from now on every request hangs
+		"$R" --list --mount -t 1 -r -n -o PID,TYPE "$tmp/f" >"$tmp/fuse.out" 2>"$tmp/fuse.err" &
+		rp=$!
+		for i in $(seq 1 240); do # 6 s: the 1 s timeout and then some
+			kill -0 "$rp" 2>/dev/null || break
+			sleep 0.025
+		done
+		exited=1
+		kill -0 "$rp" 2>/dev/null && exited=0
+		kill -KILL "$hp"
+		wait "$hp" 2>/dev/null
+		wait "$rp"
+		rc=$?
+		if [ "$exited" -ne 1 ]; then
+			fail umount.list-fuse-hung "revoke --list --mount -t 1 still ran 6 s later"
+		elif [ "$rc" -eq 0 ] && grep -qx "$pf fd" "$tmp/fuse.out"; then
+			pass umount.list-fuse-hung
+		elif [ "$rc" -eq 1 ] && grep -q "timed out" "$tmp/fuse.err"; then
+			pass umount.list-fuse-hung
+		else
+			fail umount.list-fuse-hung "exit $rc; stdout: $(cat "$tmp/fuse.out"); stderr: $(cat "$tmp/fuse.err")"
+		fi
+		echo "  (--list --mount of the hung FUSE mount: exit $rc, $(wc -l <"$tmp/fuse.out") rows, stderr: $(head -c 200 "$tmp/fuse.err"))"
+	fi
+	kill -KILL "$hp" 2>/dev/null
+	wait "$hp" 2>/dev/null
+	umount -l "$tmp/f" 2>/dev/null
+fi
+exit 0
