@@ -18,6 +18,14 @@
  * every acknowledged record and mapped store, and nothing after the call.
  * Modeled on xfstests' "shutdown" group: data synced before survives a
  * remount, a mapping written after faults.
+ *
+ * Also: refusals that change nothing (a program running from the mount, a
+ * loop device, a swap file, a copy of the mount in another namespace), best
+ * effort (the rest cut, phase "unmounting"), the sync before the cut (a copy
+ * of the image taken right after a refused unmount), the dry run, the listing,
+ * REVOKE_NO_SUBMOUNTS, not a mount point, ten unmounts at once, and writers
+ * with an fsx-like mapper under load (library and command). Each case runs
+ * in its own mount and pid namespaces (um_isolate(), tests/umount.h).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -6,12 +6,13 @@
  *
  *   um_isolate()           first thing in a case: its own mount and pid
  *                          namespaces, /proc and /tmp
- *   umount_scene_ext4(MB)  an ext4 image UM_IMG, loop-mounted on UM_MNT
+ *   um_ext4(MB)            an ext4 image UM_IMG, loop-mounted on UM_MNT
  *   um_mount_tmpfs(DIR)    a tmpfs (the submount)
  *   um_mount_id(PATH)      the id of the topmost mount at PATH in
  *                          /proc/self/mountinfo, or -1: proof of (un)mounting
  *   um_loop_of_mount(DIR)  "loopN", the device under DIR, for um_wait_loop_gone()
  *   um_fsck(IMG)           e2fsck -fn, which must find nothing
+ *   um_loop_holder(FILE)   a loop device backed by FILE, gone with the case
  *   um_run(...)            a command (PATH includes the sbin directories),
  *                          killed after 60 s, its output kept for messages
  *
