@@ -533,21 +533,20 @@ int rv_mounts_sync(const struct rv_target *t, size_t n, uint64_t deadline)
 {
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_close_ int fd = -1;
-		char link[64];
+		struct statx stx;
 
 		if (t[i].foreign) /* the same filesystem as one of ours */
 			continue;
-		if (t[i].path_fd >= 0) {
-			snprintf(link, sizeof(link), "/proc/self/fd/%d", t[i].path_fd);
-			fd = rv_open_bounded(link, O_RDONLY | O_DIRECTORY | O_CLOEXEC, deadline);
-		} else
-			fd = rv_open_bounded(
-			    t[i].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW, deadline);
+		/* By path, in the lookup process (which has none of our
+		 * descriptors: /proc/self/fd/N would name nothing there). */
+		fd = rv_open_bounded(t[i].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, deadline);
 		if (fd == -ETIMEDOUT)
 			return fd;
-		/* A submount shadowed by another, or gone: its own unmount
-		 * syncs it (or it needs none). */
-		if (fd < 0)
+		/* A mount shadowed by another, or gone: its own unmount syncs
+		 * it (or it needs none). */
+		if (fd < 0 ||
+		    statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
+		    rv_stx_mnt_id(&stx) != t[i].mnt_id)
 			continue;
 		if (syncfs(fd) < 0)
 			return negative_errno();
