@@ -37,6 +37,10 @@ struct rv_target {
 	/* mount: a copy in another mount namespace that our unmount takes
 	 * along (a peer or slave of ours); not unmounted or synced itself. */
 	bool foreign;
+	/* mount: a mapping's maps line shows this filesystem's device (not a
+	 * stacked one's, as overlayfs shows its lower file's), so a line with
+	 * another device cannot be a mapping through it. */
+	bool maps_dev_exact;
 };
 
 /* ---- discovery (scan.c, bpf.c) ------------------------------------------ */

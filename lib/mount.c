@@ -72,6 +72,15 @@ static int add_target(struct rv_target **v, size_t *n, size_t *cap, struct rv_ta
 	return 0;
 }
 
+/* Stacking filesystems map the file below: maps shows that one's device. */
+static bool maps_dev_exact(struct libmnt_fs *fs)
+{
+	const char *type = mnt_fs_get_fstype(fs);
+
+	return type && strcmp(type, "overlay") != 0 && strcmp(type, "ecryptfs") != 0 &&
+	       strncmp(type, "fuse", 4) != 0;
+}
+
 static bool have_id(const struct rv_target *v, size_t n, uint64_t id)
 {
 	for (size_t i = 0; i < n; i++)
@@ -105,6 +114,7 @@ static int add_submounts(struct libmnt_table *tb, struct rv_target **v, size_t *
 			t.mnt_id = id;
 			t.depth = depth;
 			t.dev = mnt_fs_get_devno(fs);
+			t.maps_dev_exact = maps_dev_exact(fs);
 			t.path = strdup(mnt_fs_get_target(fs) ? mnt_fs_get_target(fs) : "?");
 			if (!t.path)
 				r = -ENOMEM;
@@ -149,6 +159,7 @@ static int resolve_one(const struct rv_request *req, const char *path, const str
 	    .mount = true,
 	    .mnt_id = stx.stx_mnt_id,
 	    .path_fd = -1,
+	    .maps_dev_exact = maps_dev_exact(fs),
 	};
 	if (guard)
 		pthread_mutex_lock(guard->mu);
@@ -272,6 +283,7 @@ static int add_copies(pid_t pid, struct libmnt_table *tb, void *arg)
 				 mnt_fs_get_target(fs) ? mnt_fs_get_target(fs) : "?", pid);
 			t.mnt_id = id;
 			t.dev = mnt_fs_get_devno(fs);
+			t.maps_dev_exact = maps_dev_exact(fs);
 			t.mode = S_IFDIR;
 			t.depth = (*c->v)[i].depth;
 			t.path = strdup(path);

@@ -456,6 +456,14 @@ static int map_key_add(struct scan_worker *w, const struct rv_maps_entry *e, dev
 	return 0;
 }
 
+static bool target_dev(const struct scan_ctx *ctx, dev_t dev)
+{
+	for (size_t t = 0; t < ctx->ntargets; t++)
+		if (ctx->targets[t].dev == dev)
+			return true;
+	return false;
+}
+
 static bool target_ino(const struct scan_ctx *ctx, uint64_t ino)
 {
 	for (size_t t = 0; t < ctx->ntargets; t++)
@@ -509,6 +517,7 @@ static int scan_maps(struct scan_worker *w, int dir, bool have_map_files)
 			uint64_t ino = e.ino, mnt_id = 0;
 
 			if (have_map_files && (!ctx->maps_by_ino || target_ino(ctx, e.ino)) &&
+			    (!ctx->maps_by_dev || target_dev(ctx, dev)) &&
 			    !atomic_load_explicit(&ctx->map_files_denied, memory_order_relaxed)) {
 				struct statx stx;
 				char name[64];

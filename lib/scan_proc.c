@@ -109,6 +109,9 @@ int rv_proc_ctx_init(struct scan_ctx *ctx, const struct rv_target *targets, size
 		ctx->have_anon_dev = true;
 	}
 	ctx->by_mount = rv_targets_have_mount(targets, ntargets);
+	ctx->maps_by_dev = ctx->by_mount;
+	for (size_t t = 0; t < ntargets; t++)
+		ctx->maps_by_dev &= targets[t].mount && targets[t].maps_dev_exact;
 	ctx->maps_by_ino = !ctx->by_mount && maps_by_ino(targets, ntargets);
 	ctx->names = calloc(ntargets ? ntargets : 1, sizeof(*ctx->names));
 	if (!ctx->names)

@@ -38,6 +38,9 @@ struct scan_ctx {
 	 * (see maps_by_ino): map_files is looked at only on lines with one. */
 	bool maps_by_ino;
 	bool by_mount; /* some target is a mount (REVOKE_MOUNT) */
+	/* Every target is a mount whose maps lines show its device: only lines
+	 * with one of those devices need map_files looked at. */
+	bool maps_by_dev;
 	/* map_files is refused without CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE
 	 * (EPERM is global): stop asking once refused. */
 	atomic_int map_files_denied;
