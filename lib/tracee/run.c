@@ -31,9 +31,6 @@
 #include "stub-blob.h"
 #include "tracee.h"
 
-/* The stub's own stack below the program: its frames are small. */
-#define STUB_STACK 2048
-
 /* ---- picking the injecting thread ---------------------------------------- */
 
 /* Where the saved ip sits in an rseq critical section, the thread goes
@@ -107,6 +104,7 @@ static void uninfect_memory(struct rv_tracee *t)
 	free(rs->saved_code);
 	free(rs->saved_data);
 	rs->saved_code = rs->saved_data = NULL;
+	rv_sib_uninfect(t);
 }
 
 /* Everything the program needs in the holder's memory (nothing runs it
@@ -153,15 +151,22 @@ static int infect(struct rv_tracee *t)
 				fpu_len, top, frame, &frame_low, &sr_sp, &altstack);
 	if (r < 0)
 		return r;
+	/* The siblings' frames first: the program's last ops release them. */
+	r = rv_sib_infect(t);
+	if (r < 0)
+		return r;
+	nops += rs->nsibs;
 	mask_addr = (frame_low - 8) & ~7ull;
 	data_addr = (mask_addr - p->data_len) & ~15ull;
 	ctl_addr = (data_addr - sizeof(*ctl) - nops * sizeof(struct rv_op)) & ~63ull;
 	stack_top = ctl_addr & ~15ull;
-	low = (stack_top - STUB_STACK) & ~15ull;
+	low = (stack_top - RV_STUB_STACK) & ~15ull;
 	len = (size_t)(top - low);
 	buf = calloc(1, len);
-	if (!buf)
+	if (!buf) {
+		uninfect_memory(t);
 		return -ENOMEM;
+	}
 	memcpy(buf + (frame_low - low), frame, (size_t)(top - frame_low));
 
 	ctl = (struct rv_stub_ctl *)(void *)(buf + (ctl_addr - low));
@@ -202,6 +207,7 @@ static int infect(struct rv_tracee *t)
 		op->state = RV_OP_NOT_RUN;
 		op->res = 0;
 	}
+	rv_sib_wake_ops(t, &ctl->ops[P + p->nops]);
 	if (p->data_len)
 		memcpy(buf + (data_addr - low), p->data, p->data_len);
 	memcpy(buf + (mask_addr - low), &run_mask, sizeof(run_mask));
@@ -256,9 +262,12 @@ static int enter(struct rv_tracee *t)
 	struct rv_regs regs = t->saved;
 	int r;
 
+	rv_sib_enter(t);
+	rv_fault("siblings-entered");
 	rv_arch_enter_stub(&regs, rs->code_addr, rs->entry_sp, rs->ctl_addr);
 	r = rv_arch_set_regs(tid, &regs);
 	if (r < 0) {
+		rv_sib_cure(t);
 		uninfect_memory(t);
 		rs->prepared = false;
 		return r;
@@ -307,6 +316,10 @@ int rv_run_cure(struct rv_tracee *t)
 	}
 	rs->entered = false;
 	rv_fault("cured");
+	/* The siblings after it: the program is over or never ran, so one we
+	 * leave behind by dying here finds its word set, or goes home after
+	 * its bounded wait. */
+	rv_sib_cure(t);
 	uninfect_memory(t);
 	return r;
 }
