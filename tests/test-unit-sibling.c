@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A holder with a thread blocked in read() on the target (a FIFO) while
+ * A holder with two threads blocked in read() on the target (a FIFO) while
  * another thread of it runs the cut, and the revoker dies at each step of
  * the cut (REVOKE_FAULT points, as in test-unit-death.c). The kernel lets a
  * dead tracer's tracees go all at once: the reader must not take up its
  * read() on the old file before the injecting thread's program has replaced
  * the descriptor, or it takes a byte written after the cut (issue 8, seen in
- * the kill trials under load). A byte is written into the FIFO once the
- * holder is free: after a cut it must still be in the FIFO and the read must
- * have failed with EBADF; with the holder untouched the read returns it.
- * Both threads must come back with their registers and signal masks.
+ * the kill trials under load). A byte per reader is written into the FIFO
+ * once the holder is free: after a cut they must still be in the FIFO and
+ * each read must have failed with EBADF; with the holder untouched each read
+ * returns one. Every thread must come back with its registers and mask.
  *
  * Two programs: the real cut (rv_cut_holder), and one that sleeps 300 ms
  * before its dup3 (an injecting thread the scheduler does not run for a
@@ -22,6 +22,7 @@
 #include "unit-ptrace.h"
 
 #define HOLD_FD	    70
+#define NREADERS    2
 #define STUB_DELAY  300000000l /* ns before the slow program's dup3 */
 #define MAIN_BLOCK  SIGUSR2
 #define SIB_BLOCK_A SIGUSR1
@@ -31,18 +32,20 @@ enum { PROG_CUT, PROG_SLOW, NPROGS };
 static const char *const prog_name[] = {"cut", "slow"};
 
 struct shared {
-	volatile int stop; /* the main thread's loop ends */
-	volatile pid_t sib_tid;
+	volatile int stop;	      /* the main thread's loop ends */
+	volatile pid_t tid[NREADERS]; /* the readers' */
 };
 
 struct report {
-	int bad_regs;	  /* the main thread: a register changed behind its back */
-	int sib_bad_regs; /* the reader: a register changed across its read() */
-	long ret;	  /* the reader's read(): the raw result */
-	char byte;
+	int bad_regs;  /* the main thread: a register changed behind its back */
 	int fd_fifo;   /* HOLD_FD still is the FIFO */
-	int mask_main; /* each thread's mask is what it set */
-	int mask_sib;
+	int mask_main; /* its mask is what it set */
+	struct {
+		long ret; /* read(): the raw result */
+		char byte;
+		int bad_regs; /* a register changed across its read() */
+		int mask;     /* its mask is what it set */
+	} r[NREADERS];
 };
 
 static struct shared *g_sh;
@@ -97,25 +100,25 @@ static int register_loop(volatile int *stop)
 
 static void *reader(void *arg)
 {
+	int i = (int)(intptr_t)arg;
 	sigset_t mine, now;
 
-	(void)arg;
 	sigemptyset(&mine);
 	sigaddset(&mine, SIB_BLOCK_A);
 	sigaddset(&mine, SIB_BLOCK_B);
 	pthread_sigmask(SIG_SETMASK, &mine, NULL);
-	g_sh->sib_tid = (pid_t)syscall(SYS_gettid);
-	g_rep.ret = checked_read(HOLD_FD, &g_rep.byte, &g_rep.sib_bad_regs);
+	g_sh->tid[i] = (pid_t)syscall(SYS_gettid);
+	g_rep.r[i].ret = checked_read(HOLD_FD, &g_rep.r[i].byte, &g_rep.r[i].bad_regs);
 	pthread_sigmask(SIG_SETMASK, NULL, &now);
-	g_rep.mask_sib = sigismember(&now, SIB_BLOCK_A) && sigismember(&now, SIB_BLOCK_B) &&
-			 !sigismember(&now, MAIN_BLOCK) && !sigismember(&now, SIGBUS);
+	g_rep.r[i].mask = sigismember(&now, SIB_BLOCK_A) && sigismember(&now, SIB_BLOCK_B) &&
+			  !sigismember(&now, MAIN_BLOCK) && !sigismember(&now, SIGBUS);
 	return NULL;
 }
 
 static void v_holder(int in, int out)
 {
 	sigset_t mine, now;
-	pthread_t th;
+	pthread_t th[NREADERS];
 	char link[64], target[256];
 	ssize_t n;
 	int fd = open(g_fifo, O_RDWR | O_CLOEXEC); /* a writer too: read() waits */
@@ -127,11 +130,13 @@ static void v_holder(int in, int out)
 	sigemptyset(&mine);
 	sigaddset(&mine, MAIN_BLOCK);
 	sigprocmask(SIG_SETMASK, &mine, NULL);
-	if (pthread_create(&th, NULL, reader, NULL) != 0)
-		_exit(3);
+	for (int i = 0; i < NREADERS; i++)
+		if (pthread_create(&th[i], NULL, reader, (void *)(intptr_t)i) != 0)
+			_exit(3);
 	xwrite(out, "r", 1);
 	g_rep.bad_regs = register_loop(&g_sh->stop);
-	pthread_join(th, NULL);
+	for (int i = 0; i < NREADERS; i++)
+		pthread_join(th[i], NULL);
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", HOLD_FD);
 	n = readlink(link, target, sizeof(target) - 1);
 	target[n > 0 ? n : 0] = '\0';
@@ -204,13 +209,26 @@ static bool traced_or_stopped(pid_t pid, pid_t tid)
 	return tracer_of(pid) != 0 || s == 't' || s == 'T';
 }
 
+static bool any_traced_or_stopped(pid_t pid)
+{
+	if (traced_or_stopped(pid, pid))
+		return true;
+	for (int i = 0; i < NREADERS; i++)
+		if (traced_or_stopped(pid, g_sh->tid[i]))
+			return true;
+	return false;
+}
+
 static void one(int prog, const char *point, bool want_cut)
 {
 	const char *pt = point ? point : "alive";
+	const char *pg = prog_name[prog];
+	char bytes[NREADERS + 1];
 	struct report rep;
 	struct victim v;
 	uint64_t deadline;
-	pid_t tr, sib;
+	ssize_t n;
+	pid_t tr;
 	int status, fd;
 	char c;
 
@@ -219,15 +237,16 @@ static void one(int prog, const char *point, bool want_cut)
 	CHECK(mkfifo(g_fifo, 0600) == 0, "mkfifo: %m");
 	fd = open(g_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	CHECK(fd >= 0, "open fifo: %m");
-	g_sh->stop = 0;
-	g_sh->sib_tid = 0;
+	memset(g_sh, 0, sizeof(*g_sh));
 	victim_start(&v, v_holder);
 	xread(v.out, &c, 1);
-	deadline = after_ms(5000);
-	while (!(sib = g_sh->sib_tid) && rv_now_ns() < deadline)
-		sleep_ms(1);
-	CHECK(sib, "the reader thread never started");
-	wait_in_syscall(v.pid, sib, SYS_read);
+	for (int i = 0; i < NREADERS; i++) {
+		deadline = after_ms(5000);
+		while (!g_sh->tid[i] && rv_now_ns() < deadline)
+			sleep_ms(1);
+		CHECK(g_sh->tid[i], "reader %d never started", i);
+		wait_in_syscall(v.pid, g_sh->tid[i], SYS_read);
+	}
 
 	tr = fork();
 	CHECK(tr >= 0, "fork: %m");
@@ -236,55 +255,54 @@ static void one(int prog, const char *point, bool want_cut)
 	CHECK(waitpid(tr, &status, 0) == tr, "wait: %m");
 	if (point)
 		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
-		      "%s/%s: the revoker was not killed at its fault point (status 0x%x)",
-		      prog_name[prog], pt, status);
+		      "%s/%s: the revoker was not killed at its fault point (status 0x%x)", pg, pt,
+		      status);
 	else
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the revoker failed (0x%x)",
 		      status);
 
 	/* The kernel detaches a dead tracer's tracees. */
 	deadline = after_ms(2000);
-	while ((traced_or_stopped(v.pid, v.pid) || traced_or_stopped(v.pid, sib)) &&
-	       rv_now_ns() < deadline)
+	while (any_traced_or_stopped(v.pid) && rv_now_ns() < deadline)
 		sleep_ms(1);
-	CHECK(!traced_or_stopped(v.pid, v.pid) && !traced_or_stopped(v.pid, sib),
-	      "%s/%s: still traced or stopped (tracer %d, states %c %c)", prog_name[prog], pt,
-	      tracer_of(v.pid), task_state(v.pid, v.pid), task_state(v.pid, sib));
+	CHECK(!any_traced_or_stopped(v.pid), "%s/%s: still traced or stopped (tracer %d)", pg, pt,
+	      tracer_of(v.pid));
 
 	/* Data written after the cut: never the holder's. */
-	CHECK(write(fd, "x", 1) == 1, "write fifo: %m");
+	memset(bytes, 'x', NREADERS);
+	CHECK(write(fd, bytes, NREADERS) == NREADERS, "write fifo: %m");
 	g_sh->stop = 1;
 	xread(v.out, &rep, sizeof(rep));
 	CHECK(waitpid(v.pid, &status, 0) == v.pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "%s/%s: the holder did not exit cleanly (0x%x)", prog_name[prog], pt, status);
-	c = 0;
-	{
-		ssize_t n = read(fd, &c, 1);
+	      "%s/%s: the holder did not exit cleanly (0x%x)", pg, pt, status);
+	memset(bytes, 0, sizeof(bytes));
+	n = read(fd, bytes, sizeof(bytes));
+	close(fd);
+	unlink(g_fifo);
 
-		close(fd);
-		unlink(g_fifo);
-		CHECK(!rep.bad_regs && !rep.sib_bad_regs,
-		      "%s/%s: registers changed (main thread %d, reader %d)", prog_name[prog], pt,
-		      rep.bad_regs, rep.sib_bad_regs);
-		CHECK(rep.mask_main && rep.mask_sib,
-		      "%s/%s: signal mask changed (main thread %s, reader %s)", prog_name[prog], pt,
-		      rep.mask_main ? "same" : "changed", rep.mask_sib ? "same" : "changed");
-		if (want_cut) {
-			CHECK(rep.ret == -EBADF,
-			      "%s/%s: the reader's read() returned %ld ('%c'), expected EBADF",
-			      prog_name[prog], pt, rep.ret, rep.ret == 1 ? rep.byte : '?');
-			CHECK(n == 1 && c == 'x',
-			      "%s/%s: the byte written after the cut is not in the FIFO",
-			      prog_name[prog], pt);
-			CHECK(!rep.fd_fifo, "%s/%s: descriptor not cut", prog_name[prog], pt);
-		} else {
-			CHECK(rep.ret == 1 && rep.byte == 'x',
-			      "%s/%s: untouched holder's read() returned %ld, expected 'x'",
-			      prog_name[prog], pt, rep.ret);
-			CHECK(n < 0 && errno == EAGAIN, "%s/%s: a byte left in the FIFO",
-			      prog_name[prog], pt);
-			CHECK(rep.fd_fifo, "%s/%s: descriptor cut", prog_name[prog], pt);
-		}
+	CHECK(!rep.bad_regs, "%s/%s: the main thread's registers changed", pg, pt);
+	CHECK(rep.mask_main, "%s/%s: the main thread's signal mask changed", pg, pt);
+	for (int i = 0; i < NREADERS; i++) {
+		CHECK(!rep.r[i].bad_regs, "%s/%s: reader %d: registers changed", pg, pt, i);
+		CHECK(rep.r[i].mask, "%s/%s: reader %d: signal mask changed", pg, pt, i);
+		if (want_cut)
+			CHECK(rep.r[i].ret == -EBADF,
+			      "%s/%s: reader %d: read() returned %ld ('%c'), expected EBADF", pg,
+			      pt, i, rep.r[i].ret, rep.r[i].ret == 1 ? rep.r[i].byte : '?');
+		else
+			CHECK(rep.r[i].ret == 1 && rep.r[i].byte == 'x',
+			      "%s/%s: untouched holder's reader %d: read() returned %ld, expected "
+			      "'x'",
+			      pg, pt, i, rep.r[i].ret);
+	}
+	if (want_cut) {
+		CHECK(n == NREADERS,
+		      "%s/%s: %zd of the %d bytes written after the cut are in the FIFO", pg, pt,
+		      n < 0 ? 0 : n, NREADERS);
+		CHECK(!rep.fd_fifo, "%s/%s: descriptor not cut", pg, pt);
+	} else {
+		CHECK(n < 0 && errno == EAGAIN, "%s/%s: bytes left in the FIFO", pg, pt);
+		CHECK(rep.fd_fifo, "%s/%s: descriptor cut", pg, pt);
 	}
 }
 
@@ -340,8 +358,8 @@ static void t_sibling_cure_mask(void)
 	run_point("sibling-cure-mask", true);
 }
 
-TEST_MAIN("unit-sibling", {"tracer_alive", t_alive, 30}, {"killed_prepared", t_prepared, 30},
-	  {"killed_siblings_entered", t_siblings_entered, 30}, {"killed_entered", t_entered, 30},
-	  {"killed_masked", t_masked, 30}, {"killed_running", t_running, 30},
-	  {"killed_stopped", t_stopped, 30}, {"killed_cure_mask", t_cure_mask, 30},
-	  {"killed_cured", t_cured, 30}, {"killed_sibling_cure_mask", t_sibling_cure_mask, 30})
+TEST_MAIN("unit-sibling", {"tracer_alive", t_alive, 60}, {"killed_prepared", t_prepared, 60},
+	  {"killed_siblings_entered", t_siblings_entered, 60}, {"killed_entered", t_entered, 60},
+	  {"killed_masked", t_masked, 60}, {"killed_running", t_running, 60},
+	  {"killed_stopped", t_stopped, 60}, {"killed_cure_mask", t_cure_mask, 60},
+	  {"killed_cured", t_cured, 60}, {"killed_sibling_cure_mask", t_sibling_cure_mask, 60})
