@@ -6,7 +6,9 @@
  * Infect: the stub's code goes where the holder's own code never runs
  * (place.c); below the injecting thread's red zone go a signal frame with
  * the thread's own registers, FPU state and signal mask, the program, its
- * data and a small stack for the stub. Then, in this order, the registers
+ * data and a small stack for the stub. Siblings blocked in a call on a
+ * descriptor the program replaces get frames of their own (siblings.c), and
+ * the program ends by releasing them. Then, in this order, the registers
  * that enter the stub and a mask that blocks every signal but the stop
  * signal; the thread goes on. From the moment the registers are set, the
  * thread carries its own way home: if this process dies at any instant, the
