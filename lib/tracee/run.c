@@ -98,7 +98,10 @@ static void uninfect_memory(struct rv_tracee *t)
 {
 	struct rv_run_state *rs = &t->run;
 
-	if (rs->code_written && rs->saved_code)
+	/* A sibling we could not put back goes home through the stub's code
+	 * once we let it go: the code stays (unused bytes, as the abandoned
+	 * injecting thread leaves them). */
+	if (rs->code_written && rs->saved_code && !rv_sib_any_entered(t))
 		rv_mem_poke_text(t, rs->code_addr, rs->saved_code, rs->code_len);
 	if (rs->data_written && rs->saved_data)
 		rv_mem_write(t, rs->data_low, rs->saved_data, rs->data_len);

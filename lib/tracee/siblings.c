@@ -271,7 +271,9 @@ void rv_sib_cure(struct rv_tracee *t)
 		struct rv_sibling *s = &rs->sibs[i];
 		struct rv_thread *th = rv_tracee_thread(t, s->tid);
 
-		if (!s->entered || !th || th->gone)
+		if (!th || th->gone)
+			s->entered = false; /* nothing runs on its bytes any more */
+		if (!s->entered)
 			continue;
 		/* The mask first: if we die before the registers, it waits in
 		 * the stub, which takes it home with the frame. */
@@ -280,6 +282,14 @@ void rv_sib_cure(struct rv_tracee *t)
 		if (rv_arch_set_regs(s->tid, &s->saved) == 0)
 			s->entered = false;
 	}
+}
+
+bool rv_sib_any_entered(const struct rv_tracee *t)
+{
+	for (size_t i = 0; i < t->run.nsibs; i++)
+		if (t->run.sibs[i].entered)
+			return true;
+	return false;
 }
 
 void rv_sib_uninfect(struct rv_tracee *t)

@@ -222,6 +222,8 @@ size_t rv_sib_wake_ops(const struct rv_tracee *t, struct rv_op *ops);
 void rv_sib_enter(struct rv_tracee *t);
 /* Puts every entered sibling back (mask, then registers), at its stop. */
 void rv_sib_cure(struct rv_tracee *t);
+/* Whether a sibling still runs, or will run, in the stub. */
+bool rv_sib_any_entered(const struct rv_tracee *t);
 /* Puts the memory of the siblings that are not entered back, and forgets
  * them all (an entered one was left to go home by itself). */
 void rv_sib_uninfect(struct rv_tracee *t);
