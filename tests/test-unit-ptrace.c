@@ -564,6 +564,9 @@ static void v_compat(int in, int out)
 	code[1] = 0xfe;
 	far.off = (uint32_t)(uintptr_t)code;
 	far.sel = 0x23; /* __USER32_CS */
+	/* Where the jump faults, die of it (not in ASan's handler): the case
+	 * tells that from a compat task. */
+	signal(SIGSEGV, SIG_DFL);
 	__asm__ volatile("ljmpl *%0" : : "m"(far));
 }
 
@@ -579,6 +582,16 @@ static void test_compat_refused(void)
 	CHECK(ok, "victim could not map 32-bit code");
 	sleep_ms(50);
 	r = rv_tracee_stop(v.pid, -1, after_ms(2000), &t, reason);
+	if (r == -ESRCH) {
+		int status;
+
+		/* Some virtual machines (this project's PVM guests) have no
+		 * 32-bit code segment: no compat task to refuse. */
+		if (waitpid(v.pid, &status, 0) == v.pid && WIFSIGNALED(status) &&
+		    WTERMSIG(status) == SIGSEGV)
+			SKIP("this machine cannot run 32-bit code (a far jump to __USER32_CS "
+			     "faults)");
+	}
 	CHECK(r == -EOPNOTSUPP && !t, "stop = %d (%s), want -EOPNOTSUPP", r, reason);
 	CHECK(strstr(reason, "32-bit"), "reason '%s'", reason);
 	CHECK(tracer_of(v.pid) == 0, "victim left traced");

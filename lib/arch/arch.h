@@ -23,6 +23,9 @@ int rv_arch_set_regs(pid_t tid, const struct rv_regs *r);
 
 /* The syscall number the thread is stopped in, or -1 when not in a syscall. */
 long rv_arch_syscall_nr(const struct rv_regs *r);
+/* Whether the thread was interrupted inside a syscall that the kernel would
+ * issue again when it leaves its stop (a restart code in the result). */
+bool rv_arch_syscall_restarts(const struct rv_regs *r);
 /* Argument I (0-5) of the syscall the thread is in. */
 long rv_arch_syscall_arg(const struct rv_regs *r, unsigned int i);
 uint64_t rv_arch_ip(const struct rv_regs *r);

@@ -66,6 +66,16 @@ long rv_arch_syscall_nr(const struct rv_regs *r)
 	return nr < 0 ? -1 : nr;
 }
 
+bool rv_arch_syscall_restarts(const struct rv_regs *r)
+{
+	long ret = (long)CU(r)->rax;
+
+	if ((long)CU(r)->orig_rax < 0)
+		return false;
+	return ret == -ERESTARTSYS || ret == -ERESTARTNOINTR || ret == -ERESTARTNOHAND ||
+	       ret == -ERESTART_RESTARTBLOCK;
+}
+
 long rv_arch_syscall_arg(const struct rv_regs *r, unsigned int i)
 {
 	const struct user_regs_struct *u = CU(r);

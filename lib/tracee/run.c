@@ -6,7 +6,9 @@
  * Infect: the stub's code goes where the holder's own code never runs
  * (place.c); below the injecting thread's red zone go a signal frame with
  * the thread's own registers, FPU state and signal mask, the program, its
- * data and a small stack for the stub. Then, in this order, the registers
+ * data and a small stack for the stub. Siblings blocked in a call on a
+ * descriptor the program replaces get frames of their own (siblings.c), and
+ * the program ends by releasing them. Then, in this order, the registers
  * that enter the stub and a mask that blocks every signal but the stop
  * signal; the thread goes on. From the moment the registers are set, the
  * thread carries its own way home: if this process dies at any instant, the
@@ -30,9 +32,6 @@
 
 #include "stub-blob.h"
 #include "tracee.h"
-
-/* The stub's own stack below the program: its frames are small. */
-#define STUB_STACK 2048
 
 /* ---- picking the injecting thread ---------------------------------------- */
 
@@ -99,7 +98,10 @@ static void uninfect_memory(struct rv_tracee *t)
 {
 	struct rv_run_state *rs = &t->run;
 
-	if (rs->code_written && rs->saved_code)
+	/* A sibling we could not put back goes home through the stub's code
+	 * once we let it go: the code stays (unused bytes, as the abandoned
+	 * injecting thread leaves them). */
+	if (rs->code_written && rs->saved_code && !rv_sib_any_entered(t))
 		rv_mem_poke_text(t, rs->code_addr, rs->saved_code, rs->code_len);
 	if (rs->data_written && rs->saved_data)
 		rv_mem_write(t, rs->data_low, rs->saved_data, rs->data_len);
@@ -107,6 +109,7 @@ static void uninfect_memory(struct rv_tracee *t)
 	free(rs->saved_code);
 	free(rs->saved_data);
 	rs->saved_code = rs->saved_data = NULL;
+	rv_sib_uninfect(t);
 }
 
 /* Everything the program needs in the holder's memory (nothing runs it
@@ -153,15 +156,22 @@ static int infect(struct rv_tracee *t)
 				fpu_len, top, frame, &frame_low, &sr_sp, &altstack);
 	if (r < 0)
 		return r;
+	/* The siblings' frames first: the program's last ops release them. */
+	r = rv_sib_infect(t);
+	if (r < 0)
+		return r;
+	nops += rs->nsibs;
 	mask_addr = (frame_low - 8) & ~7ull;
 	data_addr = (mask_addr - p->data_len) & ~15ull;
 	ctl_addr = (data_addr - sizeof(*ctl) - nops * sizeof(struct rv_op)) & ~63ull;
 	stack_top = ctl_addr & ~15ull;
-	low = (stack_top - STUB_STACK) & ~15ull;
+	low = (stack_top - RV_STUB_STACK) & ~15ull;
 	len = (size_t)(top - low);
 	buf = calloc(1, len);
-	if (!buf)
+	if (!buf) {
+		uninfect_memory(t);
 		return -ENOMEM;
+	}
 	memcpy(buf + (frame_low - low), frame, (size_t)(top - frame_low));
 
 	ctl = (struct rv_stub_ctl *)(void *)(buf + (ctl_addr - low));
@@ -202,6 +212,7 @@ static int infect(struct rv_tracee *t)
 		op->state = RV_OP_NOT_RUN;
 		op->res = 0;
 	}
+	rv_sib_wake_ops(t, &ctl->ops[P + p->nops]);
 	if (p->data_len)
 		memcpy(buf + (data_addr - low), p->data, p->data_len);
 	memcpy(buf + (mask_addr - low), &run_mask, sizeof(run_mask));
@@ -256,9 +267,12 @@ static int enter(struct rv_tracee *t)
 	struct rv_regs regs = t->saved;
 	int r;
 
+	rv_sib_enter(t);
+	rv_fault("siblings-entered");
 	rv_arch_enter_stub(&regs, rs->code_addr, rs->entry_sp, rs->ctl_addr);
 	r = rv_arch_set_regs(tid, &regs);
 	if (r < 0) {
+		rv_sib_cure(t);
 		uninfect_memory(t);
 		rs->prepared = false;
 		return r;
@@ -307,6 +321,10 @@ int rv_run_cure(struct rv_tracee *t)
 	}
 	rs->entered = false;
 	rv_fault("cured");
+	/* The siblings after it: the program is over or never ran, so one we
+	 * leave behind by dying here finds its word set, or goes home after
+	 * its bounded wait. */
+	rv_sib_cure(t);
 	uninfect_memory(t);
 	return r;
 }

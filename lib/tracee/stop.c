@@ -317,6 +317,9 @@ void rv_tracee_free(struct rv_tracee *t)
 		return;
 	free(t->run.saved_data);
 	free(t->run.saved_code);
+	for (size_t i = 0; i < t->run.nsibs; i++)
+		free(t->run.sibs[i].saved_data);
+	free(t->run.sibs);
 	safe_close(t->mem_fd);
 	free(t->threads);
 	free(t);

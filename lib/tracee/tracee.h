@@ -5,6 +5,8 @@
  *
  *   stop.c    seize and interrupt every thread, wait for the stops (many at once)
  *   run.c     run a program (prog.c) through the stub in one thread, take it home
+ *   siblings.c  the other threads stopped inside a call on a replaced descriptor:
+ *             their own way home, should we die while the program runs
  *   place.c   where the stub's code and the program's memory go in the holder
  *   mem.c     reading and writing the holder's memory
  *   batch.c   the one loop that drives many tracees through a phase at once
@@ -38,6 +40,23 @@ enum {
 	RUNNING,
 };
 
+/* The stub's own stack below a program: its frames are small. */
+#define RV_STUB_STACK 2048
+
+/* A sibling of the injecting thread stopped inside a syscall on a descriptor
+ * the program replaces, with its own way home (siblings.c). */
+struct rv_sibling {
+	pid_t tid;
+	struct rv_regs saved; /* its registers when it stopped */
+	uint64_t mask;	      /* its signal mask when it stopped */
+	uint64_t low;	      /* [low, low + len): ours below its red zone */
+	size_t len;
+	uint8_t *saved_data; /* what was there before */
+	uint64_t ctl_addr, entry_sp;
+	uint64_t go_addr; /* the word it waits on, set by the injecting thread */
+	bool entered;	  /* its registers point into the stub */
+};
+
 /* The program running in the tracee (run.c). */
 struct rv_run_state {
 	struct rv_prog *prog;
@@ -56,7 +75,9 @@ struct rv_run_state {
 	bool ending;	   /* no stop signal: interrupted once its program was over */
 	uint64_t started_ns;
 	uint64_t run_deadline;
-	char why[128]; /* why the program could not run or finish */
+	char why[128];		 /* why the program could not run or finish */
+	struct rv_sibling *sibs; /* written into the holder's memory (siblings.c) */
+	size_t nsibs;
 };
 
 struct rv_tracee {
@@ -183,6 +204,29 @@ int rv_place_code(struct rv_tracee *t, size_t len, uint64_t *ret_addr);
 /* The signals the stub may stop with, in order, and which of them the
  * kernel ignores by default (stub-abi.h). */
 void rv_place_stop_signals(struct rv_stub_ctl *ctl);
+
+/* ---- siblings.c ------------------------------------------------------- */
+
+/* Gives every sibling of the injecting thread that is stopped inside a
+ * syscall on a descriptor T's program replaces its frame and its waiting
+ * program (nothing runs them yet). A sibling without room stays as it is.
+ * 0, or -ENOMEM with nothing of the siblings' left in the holder. */
+int rv_sib_infect(struct rv_tracee *t);
+/* The ops that release the siblings, for the end of the injecting
+ * thread's program: up to T->run.nsibs written to OPS; their number. */
+size_t rv_sib_wake_ops(const struct rv_tracee *t, struct rv_op *ops);
+/* Points the siblings' registers into the stub (before the injecting
+ * thread's: a sibling waiting for a program that never runs goes home after
+ * a bounded wait, while one left behind by a program that runs would restart
+ * its call on the old file). */
+void rv_sib_enter(struct rv_tracee *t);
+/* Puts every entered sibling back (mask, then registers), at its stop. */
+void rv_sib_cure(struct rv_tracee *t);
+/* Whether a sibling still runs, or will run, in the stub. */
+bool rv_sib_any_entered(const struct rv_tracee *t);
+/* Puts the memory of the siblings that are not entered back, and forgets
+ * them all (an entered one was left to go home by itself). */
+void rv_sib_uninfect(struct rv_tracee *t);
 
 /* ---- fault.c ----------------------------------------------------------- */
 
