@@ -76,7 +76,8 @@ enum {
 	 * revoke() cuts them; a current or root directory on it is moved to a
 	 * dead directory (empty and deleted: every lookup fails with ENOENT);
 	 * the executable and executable mappings from it are unreachable.
-	 * Cutting (not listing) needs CAP_SYS_ADMIN. */
+	 * Cutting (not listing) needs CAP_SYS_ADMIN; the mount the caller's
+	 * own root directory is on is refused (EBUSY, no report). */
 	REVOKE_MOUNT = 1u << 8,
 	/* Since 1.2. REVOKE_MOUNT, with syncfs() first and the mounts unmounted
 	 * (deepest first, through libmount) once every reference is cut. With

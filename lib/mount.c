@@ -348,6 +348,16 @@ int rv_mounts_resolve(const struct rv_request *req, const struct rv_guard *guard
 			r = each_other_namespace(add_copies, &c);
 	}
 	mnt_unref_table(tb);
+	/* Cutting the mount our own root is on would cut this process, and
+	 * every other on it, out of its file tree: no one means that. */
+	if (r == 0 && !(req->flags & REVOKE_LIST_ONLY)) {
+		struct statx stx;
+
+		if (statx(AT_FDCWD, "/", AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0)
+			r = negative_errno();
+		else if (have_id(v, n, rv_stx_mnt_id(&stx)))
+			r = -EBUSY;
+	}
 	if (r < 0) {
 		rv_targets_free(v, n);
 		return r;

@@ -88,6 +88,10 @@ void report_lookup_failure(char *const *paths, size_t n, bool nofollow, bool mou
 		} else if (mount && err == EINVAL) {
 			warnx_("%s: not a mount point", paths[i]);
 			named = true;
+		} else if (mount && err == EBUSY) {
+			warnx_("%s: refused: the root directory of this process is on it",
+			       paths[i]);
+			named = true;
 		} else if (mount && err == EPERM) {
 			warnx_("%s: %s (cutting what is on a mount needs CAP_SYS_ADMIN)", paths[i],
 			       strerror(err));
