@@ -50,6 +50,7 @@ enum {
 struct cli {
 	bool list, best_effort, json, raw, noheadings, quiet;
 	bool umount, dry_run; /* --umount, --umount --dry-run */
+	bool mount;	      /* --mount or --umount: the targets are mounts */
 	int columns[MAX_COLUMNS];
 	size_t ncolumns;
 	/* The first ndefault columns are the defaults (no -o, or -o +LIST). */

@@ -417,7 +417,11 @@ void report_outcome(const struct cli *cli, const struct revoke_report *rep, int 
 		/* EPERM: name only the files the caller does not own. */
 		if (err == EPERM && any_foreign && rep->targets[t].uid == geteuid())
 			continue;
-		report_path(cli, rep, err, target_path(rep, t), count_refs(rep, t), uninspected,
-			    said_timeout, any_bad);
+		/* Mounts: the verdict is said for the mount named; a mount
+		 * beneath it only when some of its references were not cut. */
+		if (cli->mount && t > 0 && count_refs(rep, t).bad == 0)
+			continue;
+		report_path(cli, rep, err, target_path(rep, t), count_refs(rep, t),
+			    cli->mount && t > 0 ? 0 : uninspected, said_timeout, any_bad);
 	}
 }

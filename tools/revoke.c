@@ -276,10 +276,11 @@ int main(int argc, char **argv)
 					    optarg, INT_MAX / 1000);
 			break;
 		case 'm':
+			cli.mount = true;
 			opts.flags |= REVOKE_MOUNT;
 			break;
 		case OPT_UMOUNT:
-			cli.umount = true;
+			cli.umount = cli.mount = true;
 			opts.flags |= REVOKE_MOUNT | REVOKE_UMOUNT;
 			break;
 		case OPT_DRY_RUN:
