@@ -407,6 +407,12 @@ int rv_engine_lock(uint64_t deadline_ns, pid_t *ret_owner);
 bool rv_native_available(void);
 int rv_native_revoke(const char *path);
 int rv_native_frevoke(int fd);
+/* The forced unmount, umount2(MOUNTPOINT, UMOUNT_REVOKE), when the running
+ * kernel has it (probed once): every file opened through the mount revoked,
+ * cwd/root on it moved to a dead directory, then unmounted. -errno (EBUSY:
+ * refused, nothing changed; -ENOSYS: not available). */
+bool rv_native_umount_available(void);
+int rv_native_umount(const char *mountpoint);
 
 /* ---- the engine (engine.c) ------------------------------------------------ */
 

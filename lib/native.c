@@ -15,11 +15,13 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 
 #include "internal.h"
 
-#define RV_NATIVE_MARKER "/sys/kernel/revoke/syscalls"
+#define RV_NATIVE_MARKER	"/sys/kernel/revoke/syscalls"
+#define RV_NATIVE_UMOUNT_MARKER "/sys/kernel/revoke/umount"
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static long nr_revoke = -1, nr_frevoke = -1;
@@ -92,4 +94,57 @@ int rv_native_frevoke(int fd)
 	if (!rv_native_available())
 		return -ENOSYS;
 	return syscall(nr_frevoke, fd) < 0 ? negative_errno() : 0;
+}
+
+/*
+ * The forced unmount, umount2(target, UMOUNT_REVOKE): the patched kernel
+ * publishes the flag in /sys/kernel/revoke/umount ("16\n", decimal). The
+ * probe also calls umount2("", flag): the patched kernel looks the empty path
+ * up first (ENOENT), a kernel that does not know the flag fails it (EINVAL)
+ * and a seccomp filter may refuse the call (EPERM, ENOSYS).
+ */
+static pthread_once_t umount_probe_once = PTHREAD_ONCE_INIT;
+static int umount_flag;
+
+static void probe_umount(void)
+{
+	_cleanup_close_ int fd = -1;
+	char buf[32], *end;
+	ssize_t n;
+	long v;
+
+	fd = open(RV_NATIVE_UMOUNT_MARKER, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	if (buf[0] < '1' || buf[0] > '9')
+		return;
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	/* One flag bit above umount's own (MNT_FORCE..UMOUNT_NOFOLLOW). */
+	if (errno || strcmp(end, "\n") != 0 || v <= 0x8 || v > (1L << 30) || (v & (v - 1)))
+		return;
+	if (umount2("", (int)v) == 0 || errno != ENOENT)
+		return;
+	umount_flag = (int)v;
+}
+
+bool rv_native_umount_available(void)
+{
+	const char *env = getenv("REVOKE_ENGINE");
+
+	if (env && strcmp(env, "ptrace") == 0)
+		return false;
+	pthread_once(&umount_probe_once, probe_umount);
+	return umount_flag != 0;
+}
+
+int rv_native_umount(const char *mountpoint)
+{
+	if (!rv_native_umount_available())
+		return -ENOSYS;
+	return umount2(mountpoint, umount_flag) < 0 ? negative_errno() : 0;
 }
