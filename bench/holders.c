@@ -4,15 +4,17 @@
  * until told to go.
  *
  *   bench-holders --target FILE --procs N --fds M [--noise DIR] [--map-only K]
- *                 [--no-map] --pidfile FILE
+ *                 [--no-map] [--cwd DIR --cwd-every K] --pidfile FILE
  *
  * Each of the N children (its own, single-threaded, PR_SET_PDEATHSIG) opens
  * M descriptors: one on FILE and M-1 on the files of DIR (round robin; or
  * /dev/null), and maps the first page of FILE (MAP_SHARED, read-only),
  * unless --no-map. One child in K (--map-only) holds FILE through the
- * mapping only. When all are set up, the pids go to the pid file and
- * "ready N" to stdout. On EOF on stdin, SIGTERM, SIGINT or SIGHUP every
- * child is killed by its pid and reaped.
+ * mapping only; one in K (--cwd-every, another one) also has its working
+ * directory in DIR (--cwd), the third kind of reference a forced unmount
+ * cuts. When all are set up, the pids go to the pid file and "ready N" to
+ * stdout. On EOF on stdin, SIGTERM, SIGINT or SIGHUP every child is killed
+ * by its pid and reaped.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -54,7 +56,8 @@ static void on_signal(int sig)
 }
 
 static void __attribute__((noreturn))
-child(const char *target, int fds, char **noise, size_t nnoise, int has_fd, int map, int ready)
+child(const char *target, int fds, char **noise, size_t nnoise, int has_fd, int map,
+      const char *cwd, int ready)
 {
 	char c = 'r';
 	int fd, devnull;
@@ -74,6 +77,8 @@ child(const char *target, int fds, char **noise, size_t nnoise, int has_fd, int 
 		_exit(4);
 	if (!has_fd)
 		close(fd);
+	if (cwd && chdir(cwd) < 0)
+		_exit(7);
 	for (int i = has_fd ? 1 : 0; i < fds; i++)
 		if (open(nnoise ? noise[(size_t)i % nnoise] : "/dev/null", O_RDONLY) < 0)
 			_exit(5);
@@ -87,12 +92,13 @@ child(const char *target, int fds, char **noise, size_t nnoise, int has_fd, int 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"target", required_argument, NULL, 't'},	{"procs", required_argument, NULL, 'n'},
-	    {"fds", required_argument, NULL, 'm'},	{"noise", required_argument, NULL, 'd'},
-	    {"map-only", required_argument, NULL, 'k'}, {"no-map", no_argument, NULL, 'M'},
-	    {"pidfile", required_argument, NULL, 'p'},	{0}};
-	const char *target = NULL, *noise_dir = NULL, *pidfile = NULL;
-	int procs = 100, fds = 64, map_only = 0, map = 1, c, p[2];
+	    {"target", required_argument, NULL, 't'},	 {"procs", required_argument, NULL, 'n'},
+	    {"fds", required_argument, NULL, 'm'},	 {"noise", required_argument, NULL, 'd'},
+	    {"map-only", required_argument, NULL, 'k'},	 {"no-map", no_argument, NULL, 'M'},
+	    {"pidfile", required_argument, NULL, 'p'},	 {"cwd", required_argument, NULL, 'c'},
+	    {"cwd-every", required_argument, NULL, 'C'}, {0}};
+	const char *target = NULL, *noise_dir = NULL, *pidfile = NULL, *cwd = NULL;
+	int procs = 100, fds = 64, map_only = 0, map = 1, cwd_every = 0, c, p[2];
 	char **noise = NULL, buf[64];
 	size_t nnoise = 0;
 	struct rlimit rl;
@@ -121,13 +127,20 @@ int main(int argc, char **argv)
 		case 'p':
 			pidfile = optarg;
 			break;
+		case 'c':
+			cwd = optarg;
+			break;
+		case 'C':
+			cwd_every = atoi(optarg);
+			break;
 		default:
 			return 2;
 		}
 	}
 	if (!target || !pidfile || procs <= 0 || fds <= 0) {
 		fprintf(stderr, "usage: bench-holders --target FILE --procs N --fds M "
-				"[--noise DIR] [--map-only K] [--no-map] --pidfile FILE\n");
+				"[--noise DIR] [--map-only K] [--no-map] [--cwd DIR --cwd-every K] "
+				"--pidfile FILE\n");
 		return 2;
 	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)fds + 16) {
@@ -164,6 +177,7 @@ int main(int argc, char **argv)
 		if (pid == 0) {
 			close(p[0]);
 			child(target, fds, noise, nnoise, !(map_only > 0 && i % map_only == 0), map,
+			      cwd && cwd_every > 0 && i % cwd_every == cwd_every - 1 ? cwd : NULL,
 			      p[1]);
 		}
 		pids[npids++] = pid;

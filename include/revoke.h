@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define LIBREVOKE_VERSION_MAJOR 1
-#define LIBREVOKE_VERSION_MINOR 1
+#define LIBREVOKE_VERSION_MINOR 2
 
 /*
  * revoke - revoke every reference to the file PATH names (symlinks followed).
@@ -68,6 +68,23 @@ enum {
 	/* Discovery choice: default is BPF iterators when allowed, else /proc. */
 	REVOKE_DISCOVERY_PROC = 1u << 6,
 	REVOKE_DISCOVERY_BPF = 1u << 7, /* fail if BPF cannot be used */
+	/* Since 1.2. Each path names a mount point (else EINVAL); the targets
+	 * are that mount and every mount beneath it, one report target per
+	 * mount. A reference is whatever was reached through one of these
+	 * mounts (by mount, not device: a bind mount of the same filesystem
+	 * elsewhere is not a target). Descriptors and mappings are cut as
+	 * revoke() cuts them; a current or root directory on it is moved to a
+	 * dead directory (empty and deleted: every lookup fails with ENOENT);
+	 * the executable and executable mappings from it are unreachable.
+	 * Cutting (not listing) needs CAP_SYS_ADMIN. */
+	REVOKE_MOUNT = 1u << 8,
+	/* Since 1.2. REVOKE_MOUNT, with syncfs() first and the mounts unmounted
+	 * (deepest first, through libmount) once every reference is cut. With
+	 * REVOKE_LIST_ONLY, a dry run: 0 when the unmount would be tried. */
+	REVOKE_UMOUNT = 1u << 9,
+	/* Since 1.2. With REVOKE_MOUNT: the mount alone, not the mounts
+	 * beneath it (an unmount of a mount that has some then fails). */
+	REVOKE_NO_SUBMOUNTS = 1u << 10,
 };
 
 /* Extensible options: set sz = sizeof(struct revoke_opts). */
@@ -84,21 +101,26 @@ struct revoke_opts {
 /* What a reference is. */
 enum revoke_ref_type {
 	REVOKE_REF_FD = 1,   /* a file descriptor */
-	REVOKE_REF_MAP,      /* a memory mapping */
-	REVOKE_REF_CWD,      /* current directory */
+	REVOKE_REF_MAP,	     /* a memory mapping */
+	REVOKE_REF_CWD,	     /* current directory */
 	REVOKE_REF_ROOT,     /* root directory */
-	REVOKE_REF_EXE,      /* the executable */
+	REVOKE_REF_EXE,	     /* the executable */
 	REVOKE_REF_URING,    /* an io_uring registered (fixed) file; fd = the ring */
 	REVOKE_REF_INFLIGHT, /* in flight in an SCM_RIGHTS message; fd = the socket */
+	/* Since 1.2, with REVOKE_MOUNT; never cut (state UNREACHABLE). */
+	REVOKE_REF_SWAP,  /* an active swap file on the mount; holder pid 0, comm "swap" */
+	REVOKE_REF_LOOP,  /* a loop device backed by a file on it; pid 0, comm "loopN" */
+	REVOKE_REF_MOUNT, /* the filesystem is also mounted in another mount
+			   * namespace; the holder is one process of it */
 };
 
 /* What happened to a reference (or a holder, summarised). */
 enum revoke_state {
-	REVOKE_STATE_FOUND = 0,   /* listed only (REVOKE_LIST_ONLY) */
-	REVOKE_STATE_CUT,         /* revoked */
-	REVOKE_STATE_KEPT,        /* kept: shares the frevoke caller's description */
-	REVOKE_STATE_SKIPPED,     /* left untouched because the call failed */
-	REVOKE_STATE_FAILED,      /* tried and failed; error says why */
+	REVOKE_STATE_FOUND = 0,	  /* listed only (REVOKE_LIST_ONLY) */
+	REVOKE_STATE_CUT,	  /* revoked */
+	REVOKE_STATE_KEPT,	  /* kept: shares the frevoke caller's description */
+	REVOKE_STATE_SKIPPED,	  /* left untouched because the call failed */
+	REVOKE_STATE_FAILED,	  /* tried and failed; error says why */
 	REVOKE_STATE_UNREACHABLE, /* this engine cannot cut it; error says why */
 	/* A process that may hold a target but could not be looked at (another
 	 * user's, a non-dumpable one); it has no refs. Since 1.1. */
@@ -114,30 +136,32 @@ enum revoke_phase {
 	REVOKE_PHASE_STOP,    /* stopping the holders */
 	REVOKE_PHASE_CUT,     /* cutting */
 	REVOKE_PHASE_RELEASE, /* letting the holders go */
+	REVOKE_PHASE_SYNC,    /* syncing the filesystems (REVOKE_UMOUNT). Since 1.2 */
+	REVOKE_PHASE_UMOUNT,  /* unmounting, after the cut (REVOKE_UMOUNT). Since 1.2 */
 };
 
 struct revoke_ref {
-	int type;       /* enum revoke_ref_type */
-	int state;      /* enum revoke_state */
-	int error;      /* errno for FAILED/UNREACHABLE/SKIPPED, else 0 */
+	int type;	     /* enum revoke_ref_type */
+	int state;	     /* enum revoke_state */
+	int error;	     /* errno for FAILED/UNREACHABLE/SKIPPED, else 0 */
 	unsigned int target; /* index into revoke_report.targets */
-	int fd;         /* FD, URING, INFLIGHT: the descriptor; else -1 */
-	int fd_flags;   /* FD: FD_CLOEXEC or 0 */
-	int open_flags; /* FD: the file status flags (O_ACCMODE, O_APPEND...) */
-	int prot;       /* MAP: PROT_READ|PROT_WRITE|PROT_EXEC */
-	int map_flags;  /* MAP: MAP_SHARED or MAP_PRIVATE */
-	uint64_t start; /* MAP: address range [start, end) */
+	int fd;		     /* FD, URING, INFLIGHT: the descriptor; else -1 */
+	int fd_flags;	     /* FD: FD_CLOEXEC or 0 */
+	int open_flags;	     /* FD: the file status flags (O_ACCMODE, O_APPEND...) */
+	int prot;	     /* MAP: PROT_READ|PROT_WRITE|PROT_EXEC */
+	int map_flags;	     /* MAP: MAP_SHARED or MAP_PRIVATE */
+	uint64_t start;	     /* MAP: address range [start, end) */
 	uint64_t end;
 	uint64_t offset; /* MAP: file offset; FD: file position */
 };
 
 struct revoke_holder {
-	pid_t pid;        /* in the caller's pid namespace */
-	uid_t uid;        /* real uid */
-	char comm[64];    /* command name (/proc/PID/comm) */
-	int state;        /* enum revoke_state, summarising the refs */
-	int error;        /* why the process could not be stopped, or 0 */
-	char reason[128]; /* human-readable detail for error, or "" */
+	pid_t pid;	     /* in the caller's pid namespace */
+	uid_t uid;	     /* real uid */
+	char comm[64];	     /* command name (/proc/PID/comm) */
+	int state;	     /* enum revoke_state, summarising the refs */
+	int error;	     /* why the process could not be stopped, or 0 */
+	char reason[128];    /* human-readable detail for error, or "" */
 	uint64_t stopped_ns; /* how long it was stopped (ptrace engine), else 0 */
 	size_t nrefs;
 	struct revoke_ref *refs;
@@ -159,11 +183,11 @@ struct revoke_report {
 	struct revoke_target *targets;
 	size_t nholders;
 	struct revoke_holder *holders;
-	int engine;    /* enum revoke_engine: what cut (NONE when listing) */
-	int discovery; /* enum revoke_discovery: what found the holders */
-	int error;     /* the errno the call failed with, or 0 */
-	uint64_t elapsed_ns;      /* wall time of the whole call */
-	uint64_t max_stopped_ns;  /* longest time any holder was stopped */
+	int engine;		 /* enum revoke_engine: what cut (NONE when listing) */
+	int discovery;		 /* enum revoke_discovery: what found the holders */
+	int error;		 /* the errno the call failed with, or 0 */
+	uint64_t elapsed_ns;	 /* wall time of the whole call */
+	uint64_t max_stopped_ns; /* longest time any holder was stopped */
 
 	/*
 	 * Since 1.1. A report only grows at its end: a field exists when
@@ -181,6 +205,8 @@ struct revoke_report {
 	pid_t failed_pid;	 /* the process it was busy with then, or 0 */
 	char failed_detail[128]; /* e.g. "state D", or "" */
 	size_t nuninspected;	 /* holders with state REVOKE_STATE_UNINSPECTED */
+	/* Since 1.2: how many of the targets (mounts) REVOKE_UMOUNT unmounted. */
+	size_t nunmounted;
 };
 
 /*

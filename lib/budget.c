@@ -9,8 +9,16 @@
  * for looking again and cutting; the programs run until the end.
  */
 static const unsigned int end_permille[] = {
-    [RV_PH_RESOLVE] = 1000, [RV_PH_LOCK] = 500, [RV_PH_SCAN] = 1000,
-    [RV_PH_STOP] = 750,	    [RV_PH_CUT] = 1000, [RV_PH_RELEASE] = 1000 + RV_OVERRUN_PERMILLE,
+    [RV_PH_RESOLVE] = 1000,
+    [RV_PH_LOCK] = 500,
+    [RV_PH_SCAN] = 1000,
+    [RV_PH_STOP] = 750,
+    [RV_PH_CUT] = 1000,
+    [RV_PH_RELEASE] = 1000 + RV_OVERRUN_PERMILLE,
+    /* An unmount syncs in the first half, and may unmount until the end
+     * of the overrun (the holders are released by then). */
+    [RV_PH_SYNC] = 500,
+    [RV_PH_UMOUNT] = 1000 + RV_OVERRUN_PERMILLE,
 };
 
 uint64_t rv_budget_deadline(const struct rv_budget *b, int p)

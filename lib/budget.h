@@ -17,6 +17,8 @@ enum rv_phase_id {
 	RV_PH_STOP = REVOKE_PHASE_STOP,	      /* stopping them, looking again */
 	RV_PH_CUT = REVOKE_PHASE_CUT,	      /* the programs in the holders */
 	RV_PH_RELEASE = REVOKE_PHASE_RELEASE, /* letting them go */
+	RV_PH_SYNC = REVOKE_PHASE_SYNC,	      /* syncing the filesystems (unmount) */
+	RV_PH_UMOUNT = REVOKE_PHASE_UMOUNT,   /* unmounting, after the cut */
 };
 
 /* What a timeout at the end of the call may overrun it by, at most. */

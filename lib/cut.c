@@ -32,6 +32,14 @@ struct rv_cut {
 	int save_off; /* where it keeps the old limits */
 	int memfd_op; /* memfd_create, or -1 */
 	int dead_op;  /* the O_PATH open, or -1 */
+	/* cwd and root (REVOKE_MOUNT): the dead directory, as the holder
+	 * reaches it (rv_dead_dir_how), and its cwd kept across a chroot */
+	const struct rv_dead_dir *dd;
+	int dd_how;
+	int pidfd_op; /* pidfd_open() of us, or -1 */
+	int ddir_op;  /* its descriptor of the dead directory, or -1 */
+	int cwd_op;   /* its cwd, opened before a chroot that must not move it */
+	bool has_cwd; /* a cwd ref is cut in this program (then cwd moves anyway) */
 };
 
 /*
@@ -150,6 +158,115 @@ int rv_cut_add_map(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op)
 	return 0;
 }
 
+/*
+ * The dead directory in the holder: opened by its path when the holder sees
+ * our file tree, else taken from us with pidfd_open() + pidfd_getfd() (a
+ * chrooted holder, another mount namespace). Made before any cut op, so that
+ * a holder that cannot have it is left as it was.
+ */
+static int need_dead_dir(struct rv_cut *c)
+{
+	long args[6] = {0};
+	int off, op;
+
+	if (c->ddir_op >= 0)
+		return c->ddir_op;
+	if (!c->dd)
+		return -EOPNOTSUPP;
+	if (c->dd_how == RV_DEAD_DIR_PATH) {
+		off = rv_prog_data(c->p, c->dd->path, strlen(c->dd->path) + 1);
+		if (off < 0)
+			return off;
+		args[0] = AT_FDCWD;
+		args[1] = off;
+		args[2] = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+		op = rv_prog_add(c->p, RV_OP_SYSCALL, SYS_openat, args, RV_OPF_REQUIRED, -1, -1);
+		if (op < 0)
+			return op;
+		rv_prog_arg_is_data(c->p, op, 1);
+		return c->ddir_op = op;
+	}
+	if (c->dd_how != RV_DEAD_DIR_PIDFD)
+		return -EOPNOTSUPP;
+	args[0] = c->dd->pid;
+	op = rv_prog_add(c->p, RV_OP_SYSCALL, SYS_pidfd_open, args, RV_OPF_REQUIRED, -1, -1);
+	if (op < 0)
+		return op;
+	c->pidfd_op = op;
+	args[0] = 0; /* + the pidfd */
+	args[1] = c->dd->fd;
+	op = rv_prog_add(c->p, RV_OP_SYSCALL, SYS_pidfd_getfd, args, RV_OPF_REQUIRED, c->pidfd_op,
+			 0);
+	if (op < 0)
+		return op;
+	return c->ddir_op = op;
+}
+
+/* Before a chroot of a holder whose cwd stays: its cwd, to go back to. */
+static int need_cwd_saved(struct rv_cut *c)
+{
+	long args[6] = {AT_FDCWD, 0, O_PATH | O_DIRECTORY | O_CLOEXEC};
+	int off, op;
+
+	if (c->cwd_op >= 0 || c->has_cwd)
+		return 0;
+	off = rv_prog_data(c->p, ".", 2);
+	if (off < 0)
+		return off;
+	args[1] = off;
+	op = rv_prog_add(c->p, RV_OP_SYSCALL, SYS_openat, args, RV_OPF_REQUIRED, -1, -1);
+	if (op < 0)
+		return op;
+	rv_prog_arg_is_data(c->p, op, 1);
+	return c->cwd_op = op;
+}
+
+int rv_cut_add_cwd(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op)
+{
+	int d = need_dead_dir(c), op;
+
+	(void)ref;
+	if (d < 0)
+		return d;
+	op = rv_prog_add(c->p, RV_OP_SYSCALL, SYS_fchdir, NULL, 0, d, 0);
+	if (op < 0)
+		return op;
+	*ret_op = op;
+	return 0;
+}
+
+/* chroot() takes a path: into the dead directory, then chroot("."), then
+ * back to the cwd it had unless that moves too. */
+int rv_cut_add_root(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op)
+{
+	long args[6] = {0};
+	int d = need_dead_dir(c), op, off;
+
+	(void)ref;
+	if (d < 0)
+		return d;
+	op = rv_prog_add(c->p, RV_OP_SYSCALL, SYS_fchdir, NULL, 0, d, 0);
+	if (op < 0)
+		return op;
+	off = rv_prog_data(c->p, ".", 2);
+	if (off < 0)
+		return off;
+	args[0] = off;
+	op = rv_prog_add(c->p, RV_OP_SYSCALL, SYS_chroot, args, 0, op, -1);
+	if (op < 0)
+		return op;
+	rv_prog_arg_is_data(c->p, op, 0);
+	*ret_op = op;
+	if (c->cwd_op >= 0) {
+		int back = rv_prog_add(c->p, RV_OP_SYSCALL, SYS_fchdir, NULL,
+				       RV_OPF_CLEANUP | RV_OPF_IF_REF_OK, c->cwd_op, 0);
+
+		if (back < 0)
+			return back;
+	}
+	return 0;
+}
+
 static int add_close(struct rv_cut *c, int ref)
 {
 	if (ref < 0)
@@ -161,14 +278,42 @@ static int add_close(struct rv_cut *c, int ref)
 /* One holder's program: the ops that cut refs [from, h->pub.nrefs), as
  * many as fit; *RET_NEXT where the next program starts. OPS[i] gets the op
  * of ref i (or -1). */
-static int build(struct rv_holder *h, size_t from, struct rv_prog **ret, size_t *ret_next, int *ops)
+static int build(struct rv_holder *h, const struct rv_dead_dir *dd, size_t from,
+		 struct rv_prog **ret, size_t *ret_next, int *ops)
 {
-	struct rv_cut c = {.p = rv_prog_new(), .raise_op = -1, .memfd_op = -1, .dead_op = -1};
+	struct rv_cut c = {.p = rv_prog_new(),
+			   .raise_op = -1,
+			   .memfd_op = -1,
+			   .dead_op = -1,
+			   .dd = dd,
+			   .dd_how = h->dead_dir_how,
+			   .pidfd_op = -1,
+			   .ddir_op = -1,
+			   .cwd_op = -1};
+	bool dirs = false, root = false;
 	size_t i;
 	int r = 0;
 
 	if (!c.p)
 		return -ENOMEM;
+	/* What can fail in the holder comes before the first cut op. */
+	for (i = from; i < h->pub.nrefs; i++) {
+		const struct revoke_ref *ref = &h->pub.refs[i];
+
+		if (ref->state != REVOKE_STATE_FOUND)
+			continue;
+		c.has_cwd |= ref->type == REVOKE_REF_CWD;
+		root |= ref->type == REVOKE_REF_ROOT;
+		dirs |= ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT;
+	}
+	if (dirs)
+		r = need_dead_dir(&c);
+	if (r >= 0 && root)
+		r = need_cwd_saved(&c);
+	if (r < 0) {
+		rv_prog_free(c.p);
+		return r;
+	}
 	for (i = from; i < h->pub.nrefs; i++) {
 		struct revoke_ref *ref = &h->pub.refs[i];
 		const struct rv_refkind *k = rv_refkind(ref->type);
@@ -193,6 +338,12 @@ static int build(struct rv_holder *h, size_t from, struct rv_prog **ret, size_t 
 		r = add_close(&c, c.dead_op);
 	if (r >= 0)
 		r = add_close(&c, c.memfd_op);
+	if (r >= 0)
+		r = add_close(&c, c.ddir_op);
+	if (r >= 0)
+		r = add_close(&c, c.pidfd_op);
+	if (r >= 0)
+		r = add_close(&c, c.cwd_op);
 	if (r >= 0 && c.raise_op >= 0) {
 		long args[6] = {0, c.save_off};
 		int op = rv_prog_add(c.p, RV_OP_RESTORE_NOFILE, 0, args,
@@ -299,7 +450,8 @@ int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
 			progs[i] = NULL;
 			if (from[i] >= h->pub.nrefs || first[i] < 0 || (!h->self && !h->tracee))
 				continue;
-			r = build(h, from[i], &progs[i], &to[i], ops[i]);
+			r = build(h, hooks ? hooks->dead_dir : NULL, from[i], &progs[i], &to[i],
+				  ops[i]);
 			if (r < 0) {
 				first[i] = r;
 				refused = refused || (flags & RV_CUT_ALL_OR_NOTHING);

@@ -17,6 +17,7 @@
  * program past the deadline finishes it and goes home by itself).
  */
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/kcmp.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -45,6 +47,11 @@ struct rv_run {
 	size_t ntargets;
 	int *ignore_fds;
 	struct rv_holders holders;
+	/* REVOKE_MOUNT: swap, loop and other namespaces' users (mount.c),
+	 * never stopped; the dead directory; how many mounts went. */
+	struct rv_holders others;
+	struct rv_dead_dir dead_dir;
+	size_t nunmounted;
 	uint64_t max_stopped_ns;
 	int discovery;
 	int engine;
@@ -107,24 +114,99 @@ static bool shares_kept_description(const struct rv_run *run, const struct rv_ho
 
 /* Decide, for freshly scanned refs, which are kept and which this engine
  * cannot reach. Returns the number of unreachable refs. */
+static void unreachable_ref(struct revoke_ref *ref, int error, size_t *count)
+{
+	ref->state = REVOKE_STATE_UNREACHABLE;
+	ref->error = error;
+	(*count)++;
+}
+
+/* Whether the userspace engine can cut REF of H (a mount target's cwd or
+ * root needs the dead directory within the holder's reach). */
+static bool cuttable(const struct rv_run *run, struct rv_holder *h, const struct revoke_ref *ref,
+		     int *ret_error)
+{
+	const struct rv_refkind *k = rv_refkind(ref->type);
+	bool mount = ref->target < run->ntargets && run->targets[ref->target].mount;
+	const char *why = NULL;
+
+	*ret_error = EOPNOTSUPP;
+	if (!k || !k->add_cut || (k->cut_mount_only && !mount))
+		return false;
+	/* Code the holder runs: a SIGBUS there would kill it, which a
+	 * forced unmount must not do. */
+	if (mount && ref->type == REVOKE_REF_MAP && (ref->prot & PROT_EXEC)) {
+		*ret_error = ETXTBSY;
+		return false;
+	}
+	if (ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT) {
+		bool chroot = false;
+
+		for (size_t i = 0; i < h->pub.nrefs; i++)
+			chroot |= h->pub.refs[i].type == REVOKE_REF_ROOT;
+		h->dead_dir_how =
+		    h->self ? RV_DEAD_DIR_PATH : rv_dead_dir_how(h->pub.pid, chroot, &why);
+		if (h->dead_dir_how < 0) {
+			*ret_error = -h->dead_dir_how == ESRCH ? ESRCH : EOPNOTSUPP;
+			h->dead_dir_how = RV_DEAD_DIR_NONE;
+			if (why && !h->pub.reason[0])
+				snprintf(h->pub.reason, sizeof(h->pub.reason), "%s", why);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * A mount target's mappings that run code: an executable mapping, and every
+ * file mapping that abuts it, transitively (an ELF object's segments are
+ * laid out back to back: its read-only data would fault as surely as its
+ * text). Refs are sorted by start within their type.
+ */
+static void mark_code(const struct rv_run *run, struct rv_holder *h, size_t *unreachable)
+{
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (size_t i = 0; i < h->pub.nrefs; i++) {
+			struct revoke_ref *ref = &h->pub.refs[i];
+			bool code = false;
+
+			if (ref->type != REVOKE_REF_MAP || ref->state != REVOKE_STATE_FOUND ||
+			    ref->target >= run->ntargets || !run->targets[ref->target].mount)
+				continue;
+			for (size_t j = 0; j < h->pub.nrefs && !code; j++) {
+				const struct revoke_ref *o = &h->pub.refs[j];
+
+				code = o->type == REVOKE_REF_MAP && o->target == ref->target &&
+				       o->state == REVOKE_STATE_UNREACHABLE &&
+				       o->error == ETXTBSY &&
+				       (o->end == ref->start || o->start == ref->end);
+			}
+			if (code) {
+				unreachable_ref(ref, ETXTBSY, unreachable);
+				changed = true;
+			}
+		}
+	}
+}
+
 static size_t classify_holder(const struct rv_run *run, struct rv_holder *h, bool native)
 {
 	size_t unreachable = 0;
+	int error;
 
 	for (size_t i = 0; i < h->pub.nrefs; i++) {
 		struct revoke_ref *ref = &h->pub.refs[i];
-		const struct rv_refkind *k = rv_refkind(ref->type);
 
 		if (ref->state != REVOKE_STATE_FOUND)
 			continue;
 		if (shares_kept_description(run, h, ref))
 			ref->state = REVOKE_STATE_KEPT;
-		else if (!native && (!k || !k->add_cut)) {
-			ref->state = REVOKE_STATE_UNREACHABLE;
-			ref->error = EOPNOTSUPP;
-			unreachable++;
-		}
+		else if (!native && !cuttable(run, h, ref, &error))
+			unreachable_ref(ref, error, &unreachable);
 	}
+	if (!native)
+		mark_code(run, h, &unreachable);
 	return unreachable;
 }
 
@@ -134,7 +216,7 @@ static size_t classify_all(const struct rv_run *run, bool native)
 
 	for (size_t i = 0; i < run->holders.n; i++)
 		unreachable += classify_holder(run, &run->holders.v[i], native);
-	return unreachable;
+	return unreachable + run->others.n;
 }
 
 static size_t count_uninspected(const struct rv_run *run)
@@ -442,7 +524,8 @@ static int cut_all(struct rv_run *run, size_t *ret_failed)
 	unsigned int flags = run->req.flags & REVOKE_BEST_EFFORT ? 0 : RV_CUT_ALL_OR_NOTHING;
 	_cleanup_free_ struct rv_holder **hs = calloc(run->holders.n + 1, sizeof(*hs));
 	_cleanup_free_ int *rets = calloc(run->holders.n + 1, sizeof(*rets));
-	struct rv_cut_hooks hooks = {.done = cut_done};
+	struct rv_cut_hooks hooks = {.done = cut_done,
+				     .dead_dir = run->dead_dir.fd >= 0 ? &run->dead_dir : NULL};
 	struct rv_wake **wakes;
 	size_t failed = 0, n = 0;
 	bool any_tty = false;
@@ -556,9 +639,12 @@ static struct revoke_report *report_new(size_t ntargets, size_t nholders)
 
 static int build_report(struct rv_run *run, int error, struct revoke_report **ret)
 {
-	struct revoke_report *rep = report_new(run->ntargets, run->holders.n);
+	struct revoke_report *rep;
 	size_t n = 0;
 
+	if (run->others.n && rv_holders_merge(&run->holders, &run->others) < 0)
+		return -ENOMEM;
+	rep = report_new(run->ntargets, run->holders.n);
 	if (!rep)
 		return -ENOMEM;
 	rep->ntargets = run->ntargets;
@@ -596,6 +682,7 @@ static int build_report(struct rv_run *run, int error, struct revoke_report **re
 	rep->elapsed_ns = rv_now_ns() - run->budget.start_ns;
 	rep->max_stopped_ns = run->max_stopped_ns;
 	rep->timeout_ns = run->budget.timeout_ns;
+	rep->nunmounted = run->nunmounted;
 	if (error < 0) {
 		rep->failed_phase = run->failed_phase;
 		rep->failed_pid = run->failed_pid;
@@ -697,7 +784,113 @@ static int run_native(struct rv_run *run)
 	return r;
 }
 
+/* After the cut: unmount, deepest first. On failure, the report says which
+ * mount and the first process found still holding it. */
+static int unmount_all(struct rv_run *run, int cut, bool native)
+{
+	struct rv_holders still = {};
+	struct rv_scan_opts so;
+	char detail[128] = "";
+	int r;
+
+	set_phase(run, RV_PH_UMOUNT, 0);
+	/* Our own descriptors of the mount points would keep them busy. */
+	for (size_t t = 0; t < run->ntargets; t++)
+		run->targets[t].path_fd = safe_close(run->targets[t].path_fd);
+	r = rv_mounts_umount(run->targets, run->ntargets, native, &run->nunmounted, detail);
+	if (r == 0)
+		return cut;
+	scan_opts(run, RV_PH_UMOUNT, &so);
+	so.nignore_fds = 0;
+	if (r == -EBUSY && rv_scan(run->targets, run->ntargets, &so, &still) >= 0) {
+		const struct rv_holder *h = NULL;
+		char d[128];
+
+		for (size_t i = 0; i < still.n && !h; i++)
+			if (still.v[i].pub.nrefs)
+				h = &still.v[i];
+		if (h) {
+			snprintf(d, sizeof(d), "%.60s: still held by pid %d (%.40s)", detail,
+				 h->pub.pid, h->pub.comm);
+			fail_at(run, RV_PH_UMOUNT, h->pub.pid, d);
+		}
+	}
+	fail_at(run, RV_PH_UMOUNT, 0, detail);
+	rv_holders_free(&still);
+	return r;
+}
+
+/*
+ * The kernel's forced unmount (umount2 UMOUNT_REVOKE), deepest mount first:
+ * it syncs, revokes every file opened through the mount, moves cwd and root
+ * to a dead directory and unmounts. It refuses a program running from the
+ * mount, a swap file, a loop device's backing file; so does this, from the
+ * scan, before the first mount goes.
+ */
+static int run_native_umount(struct rv_run *run)
+{
+	size_t refused = run->others.n;
+	int r;
+
+	run->engine = REVOKE_ENGINE_SYSCALL;
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+
+		for (size_t j = 0; j < h->pub.nrefs; j++) {
+			struct revoke_ref *ref = &h->pub.refs[j];
+
+			if (ref->state != REVOKE_STATE_FOUND)
+				continue;
+			if (ref->type == REVOKE_REF_EXE)
+				unreachable_ref(ref, EOPNOTSUPP, &refused);
+			else if (ref->type == REVOKE_REF_MAP && (ref->prot & PROT_EXEC))
+				unreachable_ref(ref, ETXTBSY, &refused);
+		}
+		mark_code(run, h, &refused);
+	}
+	if ((refused || count_uninspected(run)) && !(run->req.flags & REVOKE_BEST_EFFORT)) {
+		mark_all(run, REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED, 0);
+		return -EBUSY;
+	}
+	r = unmount_all(run, 0, true);
+	/* Everything on a mount that went is cut; the rest stays (the kernel
+	 * changes nothing when it refuses). */
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+
+		for (size_t j = 0; j < h->pub.nrefs; j++) {
+			struct revoke_ref *ref = &h->pub.refs[j];
+
+			if (ref->state != REVOKE_STATE_FOUND)
+				continue;
+			ref->state = r == 0 ? REVOKE_STATE_CUT : REVOKE_STATE_FAILED;
+			ref->error = r == 0 ? 0 : -r;
+		}
+	}
+	return r < 0 ? r : refused ? -EBUSY : 0;
+}
+
 /* ---- the userspace engine ------------------------------------------------ */
+
+/* The dead directory, when a cwd or root is to be moved into it. */
+static int make_dead_dir(struct rv_run *run)
+{
+	for (size_t i = 0; i < run->holders.n; i++) {
+		const struct rv_holder *h = &run->holders.v[i];
+
+		if (!h->tracee && !h->self)
+			continue;
+		for (size_t j = 0; j < h->pub.nrefs; j++) {
+			const struct revoke_ref *ref = &h->pub.refs[j];
+
+			if (ref->state == REVOKE_STATE_FOUND &&
+			    (ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT))
+				return rv_dead_dir_make(run->targets, run->ntargets,
+							&run->dead_dir);
+		}
+	}
+	return 0;
+}
 
 static int refuse(struct rv_run *run)
 {
@@ -743,11 +936,19 @@ static int run_ptrace(struct rv_run *run)
 		if (h->pub.error)
 			holder_mark(h, REVOKE_STATE_FOUND, REVOKE_STATE_FAILED, h->pub.error);
 	}
+	r = make_dead_dir(run);
+	if (r < 0) {
+		release_all(run);
+		mark_all(run, REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED, 0);
+		return r;
+	}
 	r = cut_all(run, &not_cut);
 	if (r == -EBUSY)
 		return refuse(run);
 	set_phase(run, RV_PH_RELEASE, 0);
 	release_all(run);
+	/* Every holder that was to move is in it, or never will be. */
+	rv_dead_dir_remove(&run->dead_dir);
 	if (r < 0)
 		return r;
 	/* With REVOKE_BEST_EFFORT, processes that could not be looked at are
@@ -755,15 +956,45 @@ static int run_ptrace(struct rv_run *run)
 	return unreachable || not_stopped || not_cut ? -EBUSY : 0;
 }
 
+/* Copies of a mount in other namespaces: the kernel's forced unmount takes
+ * only the mount it is given; the userspace engine cuts those too. */
+static bool any_foreign(const struct rv_run *run)
+{
+	for (size_t t = 0; t < run->ntargets; t++)
+		if (run->targets[t].foreign)
+			return true;
+	return false;
+}
+
 static bool native_wanted(const struct rv_request *req)
 {
 	const char *env = getenv("REVOKE_ENGINE");
 
-	if (req->flags & (REVOKE_LIST_ONLY | REVOKE_ENGINE_USERSPACE))
+	if (req->flags & (REVOKE_LIST_ONLY | REVOKE_ENGINE_USERSPACE | REVOKE_MOUNT))
 		return false;
 	if (env && strcmp(env, "ptrace") == 0 && !(req->flags & REVOKE_ENGINE_NATIVE))
 		return false;
 	return true;
+}
+
+/* One userspace revoke (or unmount) at a time per user (lock.c). */
+static int take_lock(struct rv_run *run)
+{
+	pid_t owner = 0;
+
+	set_phase(run, RV_PH_LOCK, 0);
+	run->lock_fd = rv_engine_lock(rv_budget_deadline(&run->budget, RV_PH_LOCK), &owner);
+	if (run->lock_fd == -ETIMEDOUT) {
+		char detail[64] = "";
+
+		run->lock_fd = -1;
+		if (owner > 0)
+			snprintf(detail, sizeof(detail), "another revoke by this user, pid %d",
+				 owner);
+		fail_at(run, RV_PH_LOCK, owner, detail);
+		return -ETIMEDOUT;
+	}
+	return 0;
 }
 
 /* The whole call, in the worker thread. Returns 0 or -errno; sets
@@ -774,43 +1005,55 @@ static int work(struct rv_run *run)
 	const struct rv_guard guard = {&run->mu, &run->gone};
 	bool list = req->flags & REVOKE_LIST_ONLY, native;
 	struct rv_scan_opts so;
-	pid_t owner = 0;
 	int r;
 
 	/* First of all: frevoke's descriptor means what it means now, before
 	 * this library opens anything that could take a freed number. */
+	/* Two unmounts of one mount: the one that resolves its mount point
+	 * while the other cuts and unmounts would hold it (an O_PATH descriptor
+	 * of its root, or one in flight from the lookup), and make it fail.
+	 * Mount points are resolved under the lock: the second finds no mount. */
+	if ((req->flags & REVOKE_MOUNT) && !list) {
+		r = take_lock(run);
+		if (r < 0)
+			return r;
+	}
 	set_phase(run, RV_PH_RESOLVE, 0);
-	r = rv_targets_resolve(req, &guard, &run->targets, &run->ntargets);
+	if (req->flags & REVOKE_MOUNT)
+		r = rv_mounts_resolve(req, &guard, &run->targets, &run->ntargets);
+	else
+		r = rv_targets_resolve(req, &guard, &run->targets, &run->ntargets);
 	if (r == -ETIMEDOUT)
 		fail_at(run, RV_PH_RESOLVE, 0, "");
 	if (r < 0)
 		return r;
-	native = native_wanted(req) && rv_native_available();
+	if (req->flags & REVOKE_MOUNT)
+		native = (req->flags & REVOKE_UMOUNT) && !list &&
+			 !(req->flags & REVOKE_ENGINE_USERSPACE) && rv_native_umount_available() &&
+			 !any_foreign(run);
+	else
+		native = native_wanted(req) && rv_native_available();
 	if ((req->flags & REVOKE_ENGINE_NATIVE) && !native)
 		return -ENOSYS; /* after the lookup errors, as the syscall would */
-	r = rv_targets_check_permission(run->targets, run->ntargets);
+	if (req->flags & REVOKE_MOUNT)
+		/* Whose files are on a mount is no one's question: cutting
+		 * them all is the unmounter's privilege. Listing is anyone's. */
+		r = list || rv_has_cap(CAP_SYS_ADMIN) ? 0 : -EPERM;
+	else
+		r = rv_targets_check_permission(run->targets, run->ntargets);
 	if (r < 0) {
 		rv_targets_free(run->targets, run->ntargets);
 		run->targets = NULL;
 		run->ntargets = 0;
 		return r;
 	}
-	if (!list && !native) {
+	if (!list && !native && run->lock_fd < 0) {
 		/* Before anything is looked at: a revoke by the same user that
 		 * holds the lock is stopping and cutting, and what it does is
 		 * over when we look. */
-		set_phase(run, RV_PH_LOCK, 0);
-		run->lock_fd = rv_engine_lock(rv_budget_deadline(&run->budget, RV_PH_LOCK), &owner);
-		if (run->lock_fd == -ETIMEDOUT) {
-			char detail[64] = "";
-
-			run->lock_fd = -1;
-			if (owner > 0)
-				snprintf(detail, sizeof(detail),
-					 "another revoke by this user, pid %d", owner);
-			fail_at(run, RV_PH_LOCK, owner, detail);
-			return -ETIMEDOUT;
-		}
+		r = take_lock(run);
+		if (r < 0)
+			return r;
 		/* That revoke may have cut our own O_PATH descriptors (we held
 		 * its target): look the paths up again, same inodes only. */
 		for (size_t t = 0; req->paths && t < run->ntargets; t++)
@@ -825,6 +1068,17 @@ static int work(struct rv_run *run)
 		return -ENOMEM;
 	for (size_t t = 0; t < run->ntargets; t++)
 		run->ignore_fds[t] = run->targets[t].path_fd;
+
+	if ((req->flags & REVOKE_UMOUNT) && !list && !native) {
+		/* Before anything is cut: what was acknowledged is on disk. */
+		set_phase(run, RV_PH_SYNC, 0);
+		r = rv_mounts_sync(run->targets, run->ntargets,
+				   rv_budget_deadline(&run->budget, RV_PH_SYNC));
+		if (r < 0) {
+			fail_at(run, RV_PH_SYNC, 0, "");
+			return r;
+		}
+	}
 
 	set_phase(run, RV_PH_SCAN, 0);
 	scan_opts(run, RV_PH_SCAN, &so);
@@ -841,13 +1095,31 @@ static int work(struct rv_run *run)
 	if (abandoned(run))
 		return -ECANCELED;
 
+	if (req->flags & REVOKE_MOUNT) {
+		r = rv_mounts_other_users(run->targets, run->ntargets, &run->others);
+		if (r < 0)
+			return r;
+	}
+	/* A dry run of an unmount: would it go ahead? Everything must be
+	 * cuttable and nothing else may hold it. */
+	if (list && (req->flags & REVOKE_UMOUNT))
+		return classify_all(run, false) ||
+			       (count_uninspected(run) && !(req->flags & REVOKE_BEST_EFFORT))
+			   ? -EBUSY
+			   : 0;
 	/* A listing that could not look everywhere is no proof that nobody
 	 * holds the file. */
 	if (list)
 		return count_uninspected(run) && !(req->flags & REVOKE_BEST_EFFORT) ? -EBUSY : 0;
+	if (native && (req->flags & REVOKE_MOUNT))
+		return run_native_umount(run);
 	if (native)
 		return run_native(run);
-	return run_ptrace(run);
+	r = run_ptrace(run);
+	if ((req->flags & REVOKE_UMOUNT) &&
+	    (r == 0 || (r == -EBUSY && (req->flags & REVOKE_BEST_EFFORT) && !run->failed_phase)))
+		r = unmount_all(run, r, false);
+	return r;
 }
 
 static void run_free(struct rv_run *run)
@@ -858,6 +1130,8 @@ static void run_free(struct rv_run *run)
 	rv_bpf_free(run->bpf);
 	free(run->ignore_fds);
 	rv_holders_free(&run->holders);
+	rv_holders_free(&run->others);
+	rv_dead_dir_remove(&run->dead_dir);
 	rv_targets_free(run->targets, run->ntargets);
 	revoke_report_free(run->report);
 	safe_close(run->lock_fd);
@@ -950,6 +1224,7 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
 	run->req = *req;
 	run->want_report = ret_report != NULL;
 	run->lock_fd = -1;
+	run->dead_dir.fd = -1;
 	run->budget = (struct rv_budget){.start_ns = rv_now_ns(),
 					 .timeout_ns = (uint64_t)req->timeout_ms * 1000000u};
 	run->req.deadline_ns = rv_budget_deadline(&run->budget, RV_PH_RESOLVE);

@@ -27,8 +27,20 @@ struct rv_target {
 	mode_t mode;
 	uid_t uid;
 	dev_t rdev;
-	int path_fd; /* O_PATH descriptor the caller resolved, owned */
+	int path_fd; /* O_PATH descriptor the caller resolved, owned; -1 for a submount */
 	char *path;  /* as given (for messages), owned */
+	/* REVOKE_MOUNT: the target is everything reached through mount
+	 * MNT_ID (dev is its filesystem's, ino its root's). */
+	bool mount;
+	uint64_t mnt_id;
+	unsigned int depth; /* mount: 0 for the one named, 1 for its submounts... */
+	/* mount: a copy in another mount namespace that our unmount takes
+	 * along (a peer or slave of ours); not unmounted or synced itself. */
+	bool foreign;
+	/* mount: a mapping's maps line shows this filesystem's device (not a
+	 * stacked one's, as overlayfs shows its lower file's), so a line with
+	 * another device cannot be a mapping through it. */
+	bool maps_dev_exact;
 };
 
 /* ---- discovery (scan.c, bpf.c) ------------------------------------------ */
@@ -52,6 +64,9 @@ struct rv_holder {
 	/* Its descriptors or mappings could not be looked at (another user's
 	 * process, a non-dumpable one): it may hold a target. No refs. */
 	bool uninspected;
+	/* Not a process to stop: a kernel user (swap, loop) or the filesystem
+	 * mounted in another namespace (mount.c). One unreachable ref. */
+	bool other_user;
 	int seccomp;	       /* Seccomp: from status */
 	pid_t tracer;	       /* TracerPid: from status */
 	char state;	       /* State: letter from status ('T' stopped, 'D'...) */
@@ -60,6 +75,7 @@ struct rv_holder {
 	bool have_pf_flags;
 	struct rv_tracee *tracee; /* engine only: set while stopped; never freed by holders.c */
 	struct rv_wake *wake;	  /* engine only: its epoll waiters to complete (wake.c) */
+	int dead_dir_how; /* engine only: how it reaches the dead directory (RV_DEAD_DIR_*) */
 };
 
 struct rv_holders {
@@ -156,6 +172,8 @@ struct rv_proc_status {
 	/* SigPnd, ShdPnd, SigBlk, SigIgn, SigCgt (bit N-1 = signal N) */
 	bool have_sigsets;
 	uint64_t sig_pnd, shd_pnd, sig_blk, sig_ign, sig_cgt;
+	bool have_cap_eff;
+	uint64_t cap_eff; /* CapEff: bit N = capability N */
 };
 int rv_parse_status(const char *text, struct rv_proc_status *ret);
 
@@ -384,6 +402,8 @@ struct rv_cut_hooks {
 	void *arg;
 	/* Then each holder is released at once. */
 	bool release;
+	/* Where cwd and root refs are moved (REVOKE_MOUNT); NULL if none. */
+	const struct rv_dead_dir *dead_dir;
 };
 int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
 		   const struct rv_cut_hooks *hooks, int *ret);
@@ -394,6 +414,47 @@ int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
 #define RV_DEAD_NAME "revoked"
 /* Whether FD (of the caller) is such a dead descriptor. */
 bool rv_is_dead_fd(int fd);
+
+/* ---- mounts as targets (mount.c) ----------------------------------------- */
+
+/* Resolve REQ's paths as mount points: each the mount it names and (unless
+ * REVOKE_NO_SUBMOUNTS) every mount beneath it, as targets in that order.
+ * -EINVAL when a path is not a mount point. As rv_targets_resolve. */
+struct rv_guard;
+struct rv_request;
+int rv_mounts_resolve(const struct rv_request *req, const struct rv_guard *guard,
+		      struct rv_target **ret, size_t *ret_n);
+
+/* The users no process table shows, appended to HS as holders whose refs are
+ * unreachable: swap files (pid 0, "swap"), loop devices' backing files (pid
+ * 0, "loopN"), the filesystem mounted in another mount namespace (a process
+ * of it). Returns how many were added, or -errno. */
+int rv_mounts_other_users(const struct rv_target *t, size_t n, struct rv_holders *hs);
+
+/* syncfs() of every target's filesystem, each once. */
+int rv_mounts_sync(const struct rv_target *t, size_t n, uint64_t deadline);
+
+/* Unmount the targets, deepest first, with libmount, or NATIVE with the
+ * kernel's forced unmount (which cuts their users too). *RET_DONE counts
+ * those unmounted (or already gone); on failure DETAIL names the mount. */
+int rv_mounts_umount(const struct rv_target *t, size_t n, bool native, size_t *ret_done,
+		     char detail[128]);
+
+/* The dead directory cwd and root refs are moved to: an empty directory,
+ * made here (off every target), removed once every holder is in it. */
+struct rv_dead_dir {
+	char path[96];
+	int fd; /* O_RDONLY: holders that cannot see PATH take it by pidfd_getfd() */
+	pid_t pid;
+};
+int rv_dead_dir_make(const struct rv_target *t, size_t n, struct rv_dead_dir *ret);
+void rv_dead_dir_remove(struct rv_dead_dir *d);
+
+/* How holder PID can reach the dead directory: by its path (same mount
+ * namespace and root as ours), by pidfd_getfd() from us (it may), or not
+ * (-EOPNOTSUPP; WHY says why). NEED_CHROOT: it must also chroot(). */
+enum { RV_DEAD_DIR_NONE = 0, RV_DEAD_DIR_PATH, RV_DEAD_DIR_PIDFD };
+int rv_dead_dir_how(pid_t pid, bool need_chroot, const char **why);
 
 /* ---- one userspace revoke at a time per uid (lock.c) ------------------ */
 

@@ -261,6 +261,13 @@ int rv_parse_status(const char *text, struct rv_proc_status *ret)
 		}
 		st.have_sigsets = found == 5;
 	}
+	p = find_key(text, "CapEff:");
+	if (p) {
+		r = parse_u64(&p, 16, &st.cap_eff);
+		if (r < 0)
+			return r;
+		st.have_cap_eff = true;
+	}
 
 	/* NSpid: one pid per namespace level, innermost last. */
 	st.nspid_inner = st.tgid;

@@ -10,7 +10,7 @@
 #define RV_KNOWN_FLAGS                                                                             \
 	(REVOKE_BEST_EFFORT | REVOKE_NOFOLLOW | REVOKE_LIST_ONLY | REVOKE_NO_HANGUP |              \
 	 REVOKE_ENGINE_USERSPACE | REVOKE_ENGINE_NATIVE | REVOKE_DISCOVERY_PROC |                  \
-	 REVOKE_DISCOVERY_BPF)
+	 REVOKE_DISCOVERY_BPF | REVOKE_MOUNT | REVOKE_UMOUNT | REVOKE_NO_SUBMOUNTS)
 
 static int set_errno(int r)
 {
@@ -63,6 +63,10 @@ static int read_opts(const struct revoke_opts *opts, struct rv_request *req)
 		return -EINVAL;
 	if ((o.flags & REVOKE_DISCOVERY_PROC) && (o.flags & REVOKE_DISCOVERY_BPF))
 		return -EINVAL;
+	if (o.flags & REVOKE_UMOUNT)
+		o.flags |= REVOKE_MOUNT;
+	if ((o.flags & REVOKE_NO_SUBMOUNTS) && !(o.flags & REVOKE_MOUNT))
+		return -EINVAL;
 	if (o.timeout_ms < 0 || o.keep_fd < -1)
 		return -EINVAL;
 
@@ -108,6 +112,8 @@ _public_ int frevoke_ex(int fd, const struct revoke_opts *opts, struct revoke_re
 	r = read_opts(opts, &req);
 	if (r < 0)
 		return set_errno(r);
+	if (req.flags & REVOKE_MOUNT) /* a descriptor names a file, not a mount */
+		return set_errno(-EINVAL);
 	req.keep_fd = fd;
 
 	r = rv_engine_run(&req, ret_report ? &report : NULL);
@@ -157,6 +163,9 @@ _public_ const char *revoke_ref_type_name(int type)
 	    [REVOKE_REF_EXE] = "exe",
 	    [REVOKE_REF_URING] = "uring",
 	    [REVOKE_REF_INFLIGHT] = "inflight",
+	    [REVOKE_REF_SWAP] = "swap",
+	    [REVOKE_REF_LOOP] = "loop",
+	    [REVOKE_REF_MOUNT] = "mount",
 	};
 	return name_of(names, ARRAY_SIZE(names), type);
 }
@@ -201,7 +210,8 @@ _public_ const char *revoke_phase_name(int phase)
 	    [REVOKE_PHASE_NONE] = "none",	  [REVOKE_PHASE_RESOLVE] = "resolving",
 	    [REVOKE_PHASE_LOCK] = "waiting",	  [REVOKE_PHASE_SCAN] = "scanning",
 	    [REVOKE_PHASE_STOP] = "stopping",	  [REVOKE_PHASE_CUT] = "cutting",
-	    [REVOKE_PHASE_RELEASE] = "releasing",
+	    [REVOKE_PHASE_RELEASE] = "releasing", [REVOKE_PHASE_SYNC] = "syncing",
+	    [REVOKE_PHASE_UMOUNT] = "unmounting",
 	};
 	return name_of(names, ARRAY_SIZE(names), phase);
 }

@@ -20,6 +20,8 @@ static const struct rv_refkind kinds[] = {
 	.name = "cwd",
 	.found_in = RV_FOUND_LINK,
 	.link = "cwd",
+	.add_cut = rv_cut_add_cwd,
+	.cut_mount_only = true,
 	.unreachable = "a current directory is not a descriptor",
     },
     {
@@ -27,6 +29,8 @@ static const struct rv_refkind kinds[] = {
 	.name = "root",
 	.found_in = RV_FOUND_LINK,
 	.link = "root",
+	.add_cut = rv_cut_add_root,
+	.cut_mount_only = true,
 	.unreachable = "a root directory is not a descriptor",
     },
     {
@@ -47,6 +51,24 @@ static const struct rv_refkind kinds[] = {
 	.name = "inflight",
 	.found_in = RV_FOUND_FDINFO,
 	.unreachable = "a descriptor in flight in a unix socket",
+    },
+    {
+	.type = REVOKE_REF_SWAP,
+	.name = "swap",
+	.found_in = RV_FOUND_SYSTEM,
+	.unreachable = "an active swap file",
+    },
+    {
+	.type = REVOKE_REF_LOOP,
+	.name = "loop",
+	.found_in = RV_FOUND_SYSTEM,
+	.unreachable = "the backing file of a loop device",
+    },
+    {
+	.type = REVOKE_REF_MOUNT,
+	.name = "mount",
+	.found_in = RV_FOUND_SYSTEM,
+	.unreachable = "mounted in another mount namespace",
     },
 };
 

@@ -15,6 +15,7 @@ enum rv_found_in {
 	RV_FOUND_MAPS,	   /* /proc/PID/maps + map_files */
 	RV_FOUND_LINK,	   /* /proc/PID/<link> (cwd, root, exe) */
 	RV_FOUND_FDINFO,   /* behind another descriptor (a ring's files, a socket's queue) */
+	RV_FOUND_SYSTEM,   /* /proc/swaps, loop devices, other namespaces (mount.c) */
 };
 
 struct rv_cut; /* one holder's program being built (cut.c) */
@@ -30,6 +31,9 @@ struct rv_refkind {
 	 * "unreachable"). */
 	int (*add_cut)(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op);
 	const char *unreachable;
+	/* add_cut only when the target is a mount (REVOKE_MOUNT); otherwise
+	 * UNREACHABLE says why. */
+	bool cut_mount_only;
 };
 
 /* The entry of TYPE, or NULL. */
@@ -40,5 +44,7 @@ const struct rv_refkind *rv_refkinds(size_t *ret_n);
 /* cut.c: the cut steps of the kinds it knows. */
 int rv_cut_add_fd(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op);
 int rv_cut_add_map(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op);
+int rv_cut_add_cwd(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op);
+int rv_cut_add_root(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op);
 
 #endif

@@ -42,7 +42,7 @@
 
 #define PF_KTHREAD  0x00200000u
 #define STATX_FLAGS AT_STATX_DONT_SYNC
-#define STATX_MASK  (STATX_TYPE | STATX_INO)
+#define STATX_MASK  (STATX_TYPE | STATX_INO | STATX_MNT_ID)
 
 int rv_pidfd_open(pid_t pid)
 {
@@ -216,6 +216,16 @@ static int add_fd_ref(struct scan_worker *w, int dir, int *fdinfo_dir, int fd, s
 static bool uring_name_matches(const struct target_names *tn, const struct rv_target *t,
 			       const char *name)
 {
+	if (t->mount) {
+		/* Anything under the mount point (6.x gives full paths; the
+		 * older bare names cannot tell). */
+		size_t len = tn->real ? strlen(tn->real) : 0;
+
+		if (len == 1) /* the root mount: every full path */
+			return name[0] == '/';
+		return len && strncmp(name, tn->real, len) == 0 &&
+		       (name[len] == '/' || name[len] == '\0');
+	}
 	if (strchr(name, '/'))
 		return (tn->real && strcmp(name, tn->real) == 0) ||
 		       (t->path && t->path[0] == '/' && strcmp(name, t->path) == 0);
@@ -322,7 +332,7 @@ static int check_inflight(struct scan_worker *w, int dir, int *fdinfo_dir, pid_t
 					if (rv_target_match(
 						&ctx->targets[t],
 						makedev(stx.stx_dev_major, stx.stx_dev_minor),
-						stx.stx_ino) &&
+						stx.stx_ino, rv_stx_mnt_id(&stx)) &&
 					    !ref_exists(w, REVOKE_REF_INFLIGHT, t, fd) &&
 					    !add_ref(w, REVOKE_REF_INFLIGHT, t, fd))
 						r = -ENOMEM;
@@ -384,7 +394,8 @@ static int scan_fds(struct scan_worker *w, int dir, pid_t pid, int *pidfd)
 				continue; /* closed meanwhile, or not ours to see */
 			dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 			for (size_t t = 0; t < ctx->ntargets; t++)
-				if (rv_target_match(&ctx->targets[t], dev, stx.stx_ino)) {
+				if (rv_target_match(&ctx->targets[t], dev, stx.stx_ino,
+						    rv_stx_mnt_id(&stx))) {
 					r = add_fd_ref(w, dir, &fdinfo_dir, fd, t);
 					if (r < 0)
 						return r;
@@ -402,19 +413,34 @@ static int scan_fds(struct scan_worker *w, int dir, pid_t pid, int *pidfd)
 	}
 }
 
+/* FNV-1a of a maps line's path, when mount targets need it (else 0). */
+static uint32_t path_hash(const struct scan_worker *w, const struct rv_maps_entry *e)
+{
+	uint32_t h = 2166136261u;
+
+	if (!w->ctx->by_mount || !e->path)
+		return 0;
+	for (const char *p = e->path; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	return h;
+}
+
 static struct map_key *map_key_find(struct scan_worker *w, const struct rv_maps_entry *e)
 {
+	uint32_t ph = path_hash(w, e);
+
 	/* Lines of one file are usually adjacent: look from the end. */
 	for (size_t i = w->nkeys; i-- > 0;) {
 		struct map_key *k = &w->keys[i];
-		if (k->text_ino == e->ino && k->major == e->dev_major && k->minor == e->dev_minor)
+		if (k->text_ino == e->ino && k->major == e->dev_major && k->minor == e->dev_minor &&
+		    k->path_hash == ph)
 			return k;
 	}
 	return NULL;
 }
 
 static int map_key_add(struct scan_worker *w, const struct rv_maps_entry *e, dev_t dev,
-		       uint64_t ino)
+		       uint64_t ino, uint64_t mnt_id)
 {
 	if (w->nkeys == w->keys_cap) {
 		size_t ncap = w->keys_cap ? w->keys_cap * 2 : 32;
@@ -425,8 +451,17 @@ static int map_key_add(struct scan_worker *w, const struct rv_maps_entry *e, dev
 		w->keys = k;
 		w->keys_cap = ncap;
 	}
-	w->keys[w->nkeys++] = (struct map_key){e->dev_major, e->dev_minor, e->ino, dev, ino};
+	w->keys[w->nkeys++] =
+	    (struct map_key){e->dev_major, e->dev_minor, e->ino, dev, ino, mnt_id, path_hash(w, e)};
 	return 0;
+}
+
+static bool target_dev(const struct scan_ctx *ctx, dev_t dev)
+{
+	for (size_t t = 0; t < ctx->ntargets; t++)
+		if (ctx->targets[t].dev == dev)
+			return true;
+	return false;
 }
 
 static bool target_ino(const struct scan_ctx *ctx, uint64_t ino)
@@ -479,9 +514,10 @@ static int scan_maps(struct scan_worker *w, int dir, bool have_map_files)
 		k = map_key_find(w, &e);
 		if (!k) {
 			dev_t dev = makedev(e.dev_major, e.dev_minor);
-			uint64_t ino = e.ino;
+			uint64_t ino = e.ino, mnt_id = 0;
 
 			if (have_map_files && (!ctx->maps_by_ino || target_ino(ctx, e.ino)) &&
+			    (!ctx->maps_by_dev || target_dev(ctx, dev)) &&
 			    !atomic_load_explicit(&ctx->map_files_denied, memory_order_relaxed)) {
 				struct statx stx;
 				char name[64];
@@ -491,12 +527,13 @@ static int scan_maps(struct scan_worker *w, int dir, bool have_map_files)
 				if (statx(dir, name, STATX_FLAGS, STATX_MASK, &stx) == 0) {
 					dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 					ino = stx.stx_ino;
+					mnt_id = rv_stx_mnt_id(&stx);
 				} else if (errno == EPERM)
 					atomic_store(&ctx->map_files_denied, 1);
 				else if (rv_gone_errno(errno))
 					continue; /* unmapped meanwhile */
 			}
-			r = map_key_add(w, &e, dev, ino);
+			r = map_key_add(w, &e, dev, ino, mnt_id);
 			if (r < 0)
 				return r;
 			k = &w->keys[w->nkeys - 1];
@@ -504,7 +541,7 @@ static int scan_maps(struct scan_worker *w, int dir, bool have_map_files)
 		for (size_t t = 0; t < ctx->ntargets; t++) {
 			struct revoke_ref *ref;
 
-			if (!rv_target_match(&ctx->targets[t], k->dev, k->ino))
+			if (!rv_target_match(&ctx->targets[t], k->dev, k->ino, k->mnt_id))
 				continue;
 			ref = add_ref(w, REVOKE_REF_MAP, t, -1);
 			if (!ref)
@@ -536,7 +573,7 @@ static int scan_links(struct scan_worker *w, int dir)
 		for (size_t t = 0; t < ctx->ntargets; t++)
 			if (rv_target_match(&ctx->targets[t],
 					    makedev(stx.stx_dev_major, stx.stx_dev_minor),
-					    stx.stx_ino) &&
+					    stx.stx_ino, rv_stx_mnt_id(&stx)) &&
 			    !add_ref(w, k[i].type, t, -1))
 				return -ENOMEM;
 	}
@@ -661,7 +698,8 @@ bool rv_proc_recheck(struct scan_worker *w, pid_t pid)
 		if (statx(ctx->proc_fd, name, STATX_FLAGS, STATX_MASK, &stx) < 0)
 			return false;
 		return rv_target_match(&ctx->targets[ref->target],
-				       makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino);
+				       makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino,
+				       rv_stx_mnt_id(&stx));
 	}
 	return true; /* only mappings, URING or INFLIGHT refs: nothing cheap to recheck */
 }
@@ -696,6 +734,13 @@ int rv_scan(const struct rv_target *targets, size_t ntargets, const struct rv_sc
 	if ((flags & REVOKE_DISCOVERY_PROC) && (flags & REVOKE_DISCOVERY_BPF))
 		return -EINVAL;
 
+	/* The iterators compare (dev, ino); a mount needs the mount of each
+	 * file, which /proc gives. */
+	if (rv_targets_have_mount(targets, ntargets)) {
+		if (flags & REVOKE_DISCOVERY_BPF)
+			return -EOPNOTSUPP;
+		flags |= REVOKE_DISCOVERY_PROC;
+	}
 	if (!(flags & REVOKE_DISCOVERY_PROC)) {
 #if HAVE_BPF
 		r = rv_scan_bpf(targets, ntargets, opts, ret);

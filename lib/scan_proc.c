@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 
 #include "scan_proc.h"
+#include "target.h"
 
 #define MAX_WORKERS   8
 #define PIDS_PER_GRAB 8
@@ -107,7 +108,11 @@ int rv_proc_ctx_init(struct scan_ctx *ctx, const struct rv_target *targets, size
 		ctx->anon_dev = st.st_dev;
 		ctx->have_anon_dev = true;
 	}
-	ctx->maps_by_ino = maps_by_ino(targets, ntargets);
+	ctx->by_mount = rv_targets_have_mount(targets, ntargets);
+	ctx->maps_by_dev = ctx->by_mount;
+	for (size_t t = 0; t < ntargets; t++)
+		ctx->maps_by_dev &= targets[t].mount && targets[t].maps_dev_exact;
+	ctx->maps_by_ino = !ctx->by_mount && maps_by_ino(targets, ntargets);
 	ctx->names = calloc(ntargets ? ntargets : 1, sizeof(*ctx->names));
 	if (!ctx->names)
 		return -ENOMEM;
@@ -128,6 +133,11 @@ int rv_proc_ctx_init(struct scan_ctx *ctx, const struct rv_target *targets, size
 			if ((size_t)n > dl && strcmp(real + n - dl, deleted) == 0)
 				real[n - dl] = '\0';
 			ctx->names[t].real = strdup(real);
+			if (!ctx->names[t].real)
+				return -ENOMEM;
+		}
+		if (!ctx->names[t].real && targets[t].mount && targets[t].path) {
+			ctx->names[t].real = strdup(targets[t].path);
 			if (!ctx->names[t].real)
 				return -ENOMEM;
 		}

@@ -37,6 +37,10 @@ struct scan_ctx {
 	/* Every target's inode number is what maps shows for a mapping of it
 	 * (see maps_by_ino): map_files is looked at only on lines with one. */
 	bool maps_by_ino;
+	bool by_mount; /* some target is a mount (REVOKE_MOUNT) */
+	/* Every target is a mount whose maps lines show its device: only lines
+	 * with one of those devices need map_files looked at. */
+	bool maps_by_dev;
 	/* map_files is refused without CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE
 	 * (EPERM is global): stop asking once refused. */
 	atomic_int map_files_denied;
@@ -52,6 +56,9 @@ struct map_key {
 	uint64_t text_ino;
 	dev_t dev; /* the identity it resolved to */
 	uint64_t ino;
+	uint64_t mnt_id;    /* and the mount it was reached through, or 0 */
+	uint32_t path_hash; /* mount targets: the same file through another
+			     * mount is another key (its maps path differs) */
 };
 
 struct scan_worker {

@@ -178,7 +178,7 @@ static int recv_result(int sock)
 	return err > 0 ? -err : -EIO;
 }
 
-static int open_bounded(const char *path, int flags, uint64_t deadline)
+int rv_open_bounded(const char *path, int flags, uint64_t deadline)
 {
 	struct lookup l = {.path = path, .flags = flags};
 	_cleanup_close_ int sock = -1;
@@ -264,7 +264,7 @@ int rv_targets_resolve(const struct rv_request *req, const struct rv_guard *guar
 
 			if (req->flags & REVOKE_NOFOLLOW)
 				flags |= O_NOFOLLOW;
-			r = open_bounded(req->paths[i], flags, req->deadline_ns);
+			r = rv_open_bounded(req->paths[i], flags, req->deadline_ns);
 			if (r < 0)
 				goto fail;
 			t[i].path_fd = r;
@@ -283,20 +283,20 @@ fail:
 	return r;
 }
 
-static bool has_cap_fowner(void)
+bool rv_has_cap(int cap)
 {
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
 
 	if (syscall(SYS_capget, &hdr, data) < 0)
 		return false;
-	return data[CAP_TO_INDEX(CAP_FOWNER)].effective & CAP_TO_MASK(CAP_FOWNER);
+	return data[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap);
 }
 
 int rv_targets_check_permission(const struct rv_target *t, size_t n)
 {
 	uid_t fsuid = (uid_t)setfsuid((uid_t)-1); /* -1 is never valid: only reads it */
-	bool fowner = has_cap_fowner();
+	bool fowner = rv_has_cap(CAP_FOWNER);
 
 	for (size_t i = 0; i < n; i++)
 		if (t[i].uid != fsuid && !fowner)
@@ -310,11 +310,12 @@ int rv_target_reopen(const struct rv_request *req, struct rv_target *tg)
 	struct statx stx;
 	int fd;
 
-	fd = open_bounded(tg->path, flags, req->deadline_ns);
+	fd = rv_open_bounded(tg->path, flags, req->deadline_ns);
 	if (fd < 0)
 		return fd;
-	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &stx) < 0 ||
-	    !rv_target_match(tg, makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino)) {
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID, &stx) < 0 ||
+	    !rv_target_match(tg, makedev(stx.stx_dev_major, stx.stx_dev_minor), stx.stx_ino,
+			     rv_stx_mnt_id(&stx))) {
 		safe_close(fd);
 		return -EBUSY;
 	}

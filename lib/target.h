@@ -29,6 +29,11 @@ int rv_targets_resolve(const struct rv_request *req, const struct rv_guard *guar
 		       struct rv_target **ret, size_t *ret_n);
 void rv_targets_free(struct rv_target *t, size_t n);
 
+/* open(PATH, FLAGS) made in a process of its own that is given up at
+ * DEADLINE (-ETIMEDOUT): a lookup stuck on a hung FUSE or NFS server cannot
+ * hold the caller. */
+int rv_open_bounded(const char *path, int flags, uint64_t deadline);
+
 /* Is RDEV a character device every process shares (/dev/null, /dev/tty...)?
  * Such targets are refused with -EINVAL. */
 bool rv_shared_device(dev_t rdev);
@@ -39,23 +44,47 @@ static inline unsigned int rv_target_kdev(const struct rv_target *t)
 	return major(t->dev) << 20 | minor(t->dev);
 }
 
-/* The one matching function: does the file (DEV, INO) belong to T? */
-static inline bool rv_target_match(const struct rv_target *t, dev_t dev, uint64_t ino)
+/* The one matching function: does the file (DEV, INO), reached through
+ * mount MNT_ID, belong to T? An inode target is the inode whatever the
+ * mount; a mount target is the mount whatever the inode. MNT_ID 0 means
+ * unknown (a maps line, without map_files): a mount target then takes
+ * every file of its filesystem, the closest the text allows. */
+static inline bool rv_target_match(const struct rv_target *t, dev_t dev, uint64_t ino,
+				   uint64_t mnt_id)
 {
+	if (t->mount)
+		return mnt_id ? mnt_id == t->mnt_id : t->dev == dev;
 	return t->dev == dev && (uint64_t)t->ino == ino;
 }
 
 /* The same, with the device in the kernel's own encoding (s_dev: major << 20
- * | minor), as BPF iterators and epoll's fdinfo show it. */
+ * | minor), as BPF iterators and epoll's fdinfo show it; no mount known. */
 static inline bool rv_target_match_kdev(const struct rv_target *t, unsigned int kdev, uint64_t ino)
 {
+	if (t->mount)
+		return rv_target_kdev(t) == kdev;
 	return rv_target_kdev(t) == kdev && (uint64_t)t->ino == ino;
 }
+
+/* Does any of the N targets name a mount? */
+static inline bool rv_targets_have_mount(const struct rv_target *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i].mount)
+			return true;
+	return false;
+}
+
+/* The statx() mnt id of STX, or 0 when the kernel did not give it (< 5.8). */
+#define rv_stx_mnt_id(stx) ((stx)->stx_mask & STATX_MNT_ID ? (stx)->stx_mnt_id : 0)
 
 /* Look TG's path up again (bounded, as the first time): after a concurrent
  * revoke of the same file cut our own O_PATH descriptor of it. Only the same
  * inode will do (-EBUSY). */
 int rv_target_reopen(const struct rv_request *req, struct rv_target *tg);
+
+/* Whether the caller has capability CAP in its effective set. */
+bool rv_has_cap(int cap);
 
 /* The caller's fsuid owns every target, or it holds CAP_FOWNER (the 2006
  * contract). -EPERM. */

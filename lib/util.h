@@ -3,7 +3,9 @@
 #ifndef REVOKE_UTIL_H
 #define REVOKE_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -30,8 +32,21 @@ static inline void freep(void *p)
 	free(*(void **)p);
 }
 
-#define _cleanup_close_ _cleanup_(closep)
-#define _cleanup_free_	_cleanup_(freep)
+static inline void fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+static inline void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+
+#define _cleanup_close_	   _cleanup_(closep)
+#define _cleanup_free_	   _cleanup_(freep)
+#define _cleanup_fclose_   _cleanup_(fclosep)
+#define _cleanup_closedir_ _cleanup_(closedirp)
 
 /* Hand ownership out of a _cleanup_ variable. */
 #define TAKE_FD(fd)                                                                                \

@@ -136,10 +136,10 @@ def need(cond, why):
         sys.exit(1)
 need(list(doc) == ["engine", "discovery", "error", "errno", "elapsed_ns", "max_stopped_ns",
                    "timeout_ns", "failed_phase", "failed_pid", "failed_detail", "nholders",
-                   "nuninspected", "targets", "holders"], "keys: %r" % list(doc))
+                   "nuninspected", "unmounted", "targets", "holders"], "keys: %r" % list(doc))
 need(doc["engine"] == "none" and doc["discovery"] in ("proc", "bpf"), "engine, discovery: %r" % doc)
 need(doc["error"] is None and doc["errno"] is None and doc["failed_phase"] is None, "error: %r" % doc)
-need(doc["timeout_ns"] == 5000000000 and doc["nuninspected"] == 0, "timeout_ns, nuninspected: %r" % doc)
+need(doc["timeout_ns"] == 5000000000 and doc["nuninspected"] == 0 and doc["unmounted"] == 0, "timeout_ns, nuninspected: %r" % doc)
 need(doc["nholders"] == len(doc["holders"]), "nholders %r" % doc["nholders"])
 need(isinstance(doc["elapsed_ns"], int) and doc["elapsed_ns"] > 0, "elapsed_ns %r" % doc["elapsed_ns"])
 need([t["path"] for t in doc["targets"]] == [file, other], "targets: %r" % doc["targets"])

@@ -90,6 +90,10 @@ enum victim_op {
 	VOP_FORK,	 /* fork a child victim (inherits everything) */
 	VOP_THREAD,	 /* start a thread victim in this process */
 	VOP_CLONE_FILES, /* clone(CLONE_FILES) a process victim sharing the fd table */
+	VOP_CHDIR,	 /* chdir(path) */
+	VOP_CHROOT,	 /* chroot(path), then chdir("/") */
+	VOP_GETCWD,	 /* getcwd(data, sizeof data): ret = 0, the path in data */
+	VOP_STAT,	 /* stat(path, (struct stat *)data) */
 	VOP_EXIT,	 /* stop serving */
 };
 
@@ -333,6 +337,24 @@ static inline void victim_do(int sock, const struct victim_req *q, struct victim
 		break;
 	case VOP_SIGIGN:
 		r = signal((int)q->arg, SIG_IGN) == SIG_ERR ? -1 : 0;
+		break;
+	case VOP_CHDIR:
+		r = chdir(path);
+		break;
+	case VOP_CHROOT:
+		r = chroot(path);
+		if (r == 0)
+			r = chdir("/");
+		break;
+	case VOP_GETCWD:
+		r = getcwd(s->data, sizeof(s->data)) ? 0 : -1;
+		if (r == 0)
+			s->len = strlen(s->data);
+		break;
+	case VOP_STAT:
+		r = stat(path, (struct stat *)s->data);
+		if (r == 0)
+			s->len = sizeof(struct stat);
 		break;
 	case VOP_FORK:
 	case VOP_THREAD:

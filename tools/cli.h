@@ -49,6 +49,7 @@ enum {
 
 struct cli {
 	bool list, best_effort, json, raw, noheadings, quiet;
+	bool umount, dry_run; /* --umount, --umount --dry-run */
 	int columns[MAX_COLUMNS];
 	size_t ncolumns;
 	/* The first ndefault columns are the defaults (no -o, or -o +LIST). */
@@ -146,7 +147,7 @@ int print_json(const struct revoke_report *rep);
 /* messages.c */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* No report: name the paths that could not be looked up, and why. */
-void report_lookup_failure(char *const *paths, size_t n, bool nofollow, int err);
+void report_lookup_failure(char *const *paths, size_t n, bool nofollow, bool mount, int err);
 /* What was not revoked (or listed), per holder and per path; PATHS name the
  * targets when the report has none (the call timed out resolving them). */
 void report_outcome(const struct cli *cli, const struct revoke_report *rep, int err,

@@ -346,6 +346,11 @@ static const char *r_nuninspected(const struct cell *c, char *buf, size_t size)
 	return FMT("%zu", REPORT_HAS(c->rep, nuninspected) ? c->rep->nuninspected : 0);
 }
 
+static const char *r_nunmounted(const struct cell *c, char *buf, size_t size)
+{
+	return FMT("%zu", REPORT_HAS(c->rep, nunmounted) ? c->rep->nunmounted : 0);
+}
+
 const struct column report_columns[] = {
     {"ENGINE", 0, SCOLS_JSON_STRING, J, "ptrace, syscall, none (listing)", r_engine},
     {"DISCOVERY", 0, SCOLS_JSON_STRING, J, "proc, bpf", r_discovery},
@@ -359,6 +364,7 @@ const struct column report_columns[] = {
     {"FAILED_DETAIL", 0, SCOLS_JSON_STRING, J, "e.g. state D", r_failed_detail},
     {"NHOLDERS", 0, SCOLS_JSON_NUMBER, J, "holders in the report", r_nholders},
     {"NUNINSPECTED", 0, SCOLS_JSON_NUMBER, J, "of them, uninspected", r_nuninspected},
+    {"UNMOUNTED", 0, SCOLS_JSON_NUMBER, J, "mounts unmounted (--umount)", r_nunmounted},
 };
 const size_t report_ncolumns = ARRAY_SIZE(report_columns);
 #undef H

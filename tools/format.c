@@ -130,8 +130,19 @@ const char *ref_error_string(const struct revoke_holder *h, const struct revoke_
 	/* A holder that could not be stopped explains all of its references. */
 	if (holder_failed(h))
 		return holder_error_string(h);
+	if (r->state == REVOKE_STATE_UNREACHABLE && r->error == EOPNOTSUPP && h->reason[0] &&
+	    (r->type == REVOKE_REF_CWD || r->type == REVOKE_REF_ROOT))
+		return h->reason;
 	if (r->state == REVOKE_STATE_UNREACHABLE && r->error == EOPNOTSUPP)
 		return "out of the userspace engine's reach";
+	if (r->state == REVOKE_STATE_UNREACHABLE && r->error == ETXTBSY)
+		return "executable code mapped from it (a cut would kill the process)";
+	if (r->state == REVOKE_STATE_UNREACHABLE && r->error == EBUSY &&
+	    (r->type == REVOKE_REF_SWAP || r->type == REVOKE_REF_LOOP))
+		return "the kernel holds it (swapoff / losetup -d first)";
+	if (r->state == REVOKE_STATE_UNREACHABLE && r->error == EBUSY &&
+	    r->type == REVOKE_REF_MOUNT)
+		return "the filesystem stays mounted there";
 	if (r->error)
 		return strerror(r->error);
 	return "";
@@ -146,6 +157,9 @@ static const struct ref_kind ref_kinds[] = {
     [REVOKE_REF_EXE] = {0, "exe", NULL},
     [REVOKE_REF_URING] = {REF_FD_OTHER, "io_uring fixed file", "ring fd"},
     [REVOKE_REF_INFLIGHT] = {REF_FD_OTHER, "fd in flight", "socket fd"},
+    [REVOKE_REF_SWAP] = {0, "swap file", NULL},
+    [REVOKE_REF_LOOP] = {0, "loop device backing file", NULL},
+    [REVOKE_REF_MOUNT] = {0, "mount in another namespace", NULL},
 };
 
 const struct ref_kind *ref_kind(int type)

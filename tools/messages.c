@@ -66,7 +66,7 @@ static const char *errno_text(int err, char *buf, size_t size)
 	return buf;
 }
 
-void report_lookup_failure(char *const *paths, size_t n, bool nofollow, int err)
+void report_lookup_failure(char *const *paths, size_t n, bool nofollow, bool mount, int err)
 {
 	bool named = false;
 	char text[160];
@@ -84,6 +84,13 @@ void report_lookup_failure(char *const *paths, size_t n, bool nofollow, int err)
 
 		if (r < 0) {
 			warnx_("%s: %s", paths[i], strerror(errno));
+			named = true;
+		} else if (mount && err == EINVAL) {
+			warnx_("%s: not a mount point", paths[i]);
+			named = true;
+		} else if (mount && err == EPERM) {
+			warnx_("%s: %s (cutting what is on a mount needs CAP_SYS_ADMIN)", paths[i],
+			       strerror(err));
 			named = true;
 		} else if (err == EBADF && is_dead_descriptor(paths[i], nofollow)) {
 			warnx_("%s: is a descriptor that an earlier revoke left", paths[i]);
@@ -278,7 +285,13 @@ static void report_path(const struct cli *cli, const struct revoke_report *rep, 
 			const char *path, struct counts c, size_t uninspected, bool said_timeout,
 			bool any_bad)
 {
-	const char *verdict = cli->list ? "" : c.cut ? "partly revoked: " : "not revoked: ";
+	bool unmounted = REPORT_HAS(rep, nunmounted) && rep->nunmounted;
+	const char *verdict = cli->list	  ? ""
+			      : unmounted ? "unmounted, but "
+			      : cli->umount
+				  ? (c.cut ? "cut in part, not unmounted: " : "not unmounted: ")
+			      : c.cut ? "partly revoked: "
+				      : "not revoked: ";
 	/* Not cut, for reasons the messages about holders gave. */
 	bool busy = err == EBUSY || (err == ETIMEDOUT && said_timeout);
 	bool uninspected_said = false;
@@ -296,7 +309,7 @@ static void report_path(const struct cli *cli, const struct revoke_report *rep, 
 			warnx_("%s: %s%zu of %zu references could not be cut", path, verdict, c.bad,
 			       c.total);
 		else
-			warnx_("%s: not revoked: %zu %s could not be cut (see --best-effort)", path,
+			warnx_("%s: %s%zu %s could not be cut (see --best-effort)", path, verdict,
 			       c.bad, plural(c.bad, "reference", "references"));
 	} else if (busy && !cli->list && !cli->best_effort && uninspected) {
 		warnx_("%s: not revoked: %zu %s could not be inspected and may hold it (see "
@@ -317,6 +330,63 @@ static void report_path(const struct cli *cli, const struct revoke_report *rep, 
 		       plural(uninspected, "process", "processes"));
 }
 
+/* --umount: the verdict on the mounts as a whole. Returns whether it said
+ * everything there is to say. */
+static bool report_umount(const struct cli *cli, const struct revoke_report *rep, int err)
+{
+	int ph = REPORT_HAS(rep, failed_phase) ? rep->failed_phase : 0;
+	size_t done = REPORT_HAS(rep, nunmounted) ? rep->nunmounted : 0;
+	const char *top = target_path(rep, 0);
+	size_t subs = rep->ntargets ? rep->ntargets - 1 : 0;
+	char subtext[64] = "";
+
+	/* The mounts beneath it, and copies in other namespaces that go with it. */
+	if (subs)
+		snprintf(subtext, sizeof(subtext), " with %zu other %s", subs,
+			 plural(subs, "mount", "mounts"));
+	if (cli->dry_run) {
+		size_t refs = 0, bad = 0, uninspected = 0;
+
+		for (size_t i = 0; i < rep->nholders; i++) {
+			const struct revoke_holder *h = revoke_report_holder(rep, i);
+
+			uninspected += h->state == REVOKE_STATE_UNINSPECTED;
+			for (size_t k = 0; k < h->nrefs; k++) {
+				refs++;
+				bad +=
+				    revoke_report_ref(rep, h, k)->state == REVOKE_STATE_UNREACHABLE;
+			}
+		}
+		if (err == 0)
+			warnx_("%s: would unmount%s, cutting %zu %s", top, subtext, refs - bad,
+			       plural(refs - bad, "reference", "references"));
+		else if (err == EBUSY && bad)
+			warnx_("%s: would not unmount: %zu %s cannot be cut", top, bad,
+			       plural(bad, "reference", "references"));
+		else if (err == EBUSY && uninspected)
+			warnx_("%s: would not unmount: %zu %s could not be inspected (see "
+			       "--best-effort)",
+			       top, uninspected, plural(uninspected, "process", "processes"));
+		return err == 0 || err == EBUSY;
+	}
+	if (ph == REVOKE_PHASE_UMOUNT) {
+		size_t cut = 0, refs = 0;
+
+		for (size_t i = 0; i < rep->nholders; i++) {
+			const struct revoke_holder *h = revoke_report_holder(rep, i);
+
+			for (size_t k = 0; k < h->nrefs; k++, refs++)
+				cut += revoke_report_ref(rep, h, k)->state == REVOKE_STATE_CUT;
+		}
+		warnx_("%s: %zu of %zu references cut, but unmounting failed: %s (%s)", top, cut,
+		       refs, strerror(err ? err : EIO), rep->failed_detail);
+		return true;
+	}
+	if (done && err)
+		warnx_("%s: unmounted (%zu of %zu mounts)", top, done, rep->ntargets);
+	return false;
+}
+
 void report_outcome(const struct cli *cli, const struct revoke_report *rep, int err,
 		    char *const *paths, size_t npaths)
 {
@@ -324,6 +394,8 @@ void report_outcome(const struct cli *cli, const struct revoke_report *rep, int 
 	bool said_timeout = report_holders(rep, err), any_foreign = false, any_bad = false;
 	const struct counts none = {0};
 
+	if (cli->umount && report_umount(cli, rep, err))
+		return;
 	if (err == 0 && uninspected == 0)
 		return;
 	if (rep->ntargets == 0) {

@@ -111,13 +111,22 @@ static void __attribute__((noreturn)) usage(void)
 	FILE *out = stdout;
 
 	fprintf(out, "\nUsage:\n %s [options] <path>...\n", program_invocation_short_name);
+	fprintf(out, " %s [options] --umount <mountpoint>...\n", program_invocation_short_name);
+	fprintf(out, " %s [options] --list --mount <mountpoint>...\n",
+		program_invocation_short_name);
 	fputs("\nRevoke every open descriptor and memory mapping of the files, in every process,\n"
-	      "or list who holds them.\n",
+	      "or list who holds them. With --umount, cut everything that keeps a mount busy\n"
+	      "and unmount it, killing nobody.\n",
 	      out);
 	fputs("\nOptions:\n"
 	      " -l, --list                list the holders, change nothing\n"
 	      " -b, --best-effort         cut what can be cut, report the rest\n"
 	      " -t, --timeout <seconds>   bound on the whole operation (default 5)\n"
+	      " -m, --mount               the paths are mount points: every file reached\n"
+	      "                           through them (and the mounts beneath them)\n"
+	      "     --umount              sync, cut everything on the mounts, unmount them\n"
+	      "     --dry-run             with --umount: say whether it would go ahead\n"
+	      "     --no-submounts        with --mount: not the mounts beneath\n"
 	      "     --no-follow           do not follow a symbolic link in the last component\n"
 	      "     --no-hangup           do not hang up terminals\n"
 	      "     --engine <name>       auto, ptrace or syscall\n"
@@ -141,9 +150,15 @@ static void __attribute__((noreturn)) usage(void)
 	      "SIGINT, SIGTERM, SIGHUP and SIGPIPE arriving during the operation act once it\n"
 	      "is over and reported: every holder is cut or untouched, none left stopped.\n",
 	      out);
+	fputs("With --umount, cwd and root directories on the mount move to a dead directory;\n"
+	      "running programs, executable mappings, swap files, loop devices and mounts of\n"
+	      "it in other namespaces refuse the unmount (nothing is changed).\n",
+	      out);
 	fputs("\nExit status:\n"
-	      " 0  every holder was cut (or there was none), or the listing is complete\n"
-	      " 1  something was not revoked, a path failed, or the listing is incomplete\n"
+	      " 0  every holder was cut (or there was none), or the listing is complete;\n"
+	      "    --umount: every mount was unmounted (--dry-run: it would be tried)\n"
+	      " 1  something was not revoked, a path failed, or the listing is incomplete;\n"
+	      "    --umount: not unmounted\n"
 	      " 2  usage error\n",
 	      out);
 	columns_help(out);
@@ -193,6 +208,9 @@ enum {
 	OPT_NO_HANGUP,
 	OPT_ENGINE,
 	OPT_DISCOVERY,
+	OPT_UMOUNT,
+	OPT_DRY_RUN,
+	OPT_NO_SUBMOUNTS,
 };
 
 /* The library keeps a pidfd per holder while it works: thousands of holders
@@ -217,6 +235,10 @@ int main(int argc, char **argv)
 	    {"no-hangup", no_argument, NULL, OPT_NO_HANGUP},
 	    {"engine", required_argument, NULL, OPT_ENGINE},
 	    {"discovery", required_argument, NULL, OPT_DISCOVERY},
+	    {"mount", no_argument, NULL, 'm'},
+	    {"umount", no_argument, NULL, OPT_UMOUNT},
+	    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+	    {"no-submounts", no_argument, NULL, OPT_NO_SUBMOUNTS},
 	    {"json", no_argument, NULL, 'J'},
 	    {"raw", no_argument, NULL, 'r'},
 	    {"noheadings", no_argument, NULL, 'n'},
@@ -237,7 +259,7 @@ int main(int argc, char **argv)
 	argv[0] = program_invocation_short_name; /* for getopt's messages */
 	raise_nofile_limit();
 
-	while ((c = getopt_long(argc, argv, "lbt:Jrno:qhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "lbt:mJrno:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			cli.list = true;
@@ -252,6 +274,19 @@ int main(int argc, char **argv)
 				usage_error("invalid timeout '%s': expected seconds, e.g. 5 or 0.5 "
 					    "(at most %d)",
 					    optarg, INT_MAX / 1000);
+			break;
+		case 'm':
+			opts.flags |= REVOKE_MOUNT;
+			break;
+		case OPT_UMOUNT:
+			cli.umount = true;
+			opts.flags |= REVOKE_MOUNT | REVOKE_UMOUNT;
+			break;
+		case OPT_DRY_RUN:
+			cli.dry_run = true;
+			break;
+		case OPT_NO_SUBMOUNTS:
+			opts.flags |= REVOKE_NO_SUBMOUNTS;
 			break;
 		case OPT_NO_FOLLOW:
 			opts.flags |= REVOKE_NOFOLLOW;
@@ -312,8 +347,19 @@ int main(int argc, char **argv)
 								 : cli.noheadings ? "--noheadings"
 								 : output	  ? "--output"
 										  : "--quiet");
+	if (cli.dry_run && !cli.umount)
+		usage_error("--dry-run goes with --umount");
+	if (cli.umount && cli.list)
+		usage_error("--umount cannot be combined with --list (see --dry-run)");
+	if ((opts.flags & REVOKE_NO_SUBMOUNTS) && !(opts.flags & REVOKE_MOUNT))
+		usage_error("--no-submounts goes with --mount or --umount");
+	if (cli.dry_run) {
+		cli.list = true;
+		opts.flags |= REVOKE_LIST_ONLY;
+	}
 	if (optind >= argc)
-		usage_error("no PATH given");
+		usage_error(cli.umount || (opts.flags & REVOKE_MOUNT) ? "no MOUNTPOINT given"
+								      : "no PATH given");
 	npaths = (size_t)(argc - optind);
 
 	columns_default(&cli);
@@ -341,7 +387,7 @@ int main(int argc, char **argv)
 	if (!rep) {
 		if (r < 0)
 			report_lookup_failure(argv + optind, npaths, opts.flags & REVOKE_NOFOLLOW,
-					      err);
+					      opts.flags & REVOKE_MOUNT, err);
 		else
 			warnx_("%s", "the library returned no report");
 		close_stdout();
