@@ -469,9 +469,15 @@ bool rv_native_available(void);
 int rv_native_revoke(const char *path);
 int rv_native_frevoke(int fd);
 /* The forced unmount, umount2(MOUNTPOINT, UMOUNT_REVOKE), when the running
- * kernel has it (probed once): every file opened through the mount revoked,
- * cwd/root on it moved to a dead directory, then unmounted. -errno (EBUSY:
- * refused, nothing changed; -ENOSYS: not available). */
+ * kernel has it (probed once; REVOKE_ENGINE=ptrace turns it off): synced,
+ * detached with its propagated copies, every file opened through them
+ * revoked, cwd/root on them moved to a dead directory, synced again.
+ * 0, or -errno: -EBUSY before anything changed (submounts, a program
+ * running from it, a swap file, a loop backing file), -EINVAL (not a mount
+ * point, the caller's root), -EPERM, -ENOSYS (not available); an error of
+ * the revoke itself (-EINTR, the drain's -EBUSY) comes after the detach.
+ * The super block (and the device) goes only once the holders have closed
+ * their revoked descriptors and unmapped their mappings. */
 bool rv_native_umount_available(void);
 int rv_native_umount(const char *mountpoint);
 

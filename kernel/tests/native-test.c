@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,17 +38,35 @@ int main(void)
 	pid_t pid = fork();
 	if (pid == 0) {
 		setenv("REVOKE_ENGINE", "ptrace", 1);
-		_exit(rv_native_available() ? 1 : 0);
+		_exit(rv_native_available() || rv_native_umount_available() ? 1 : 0);
 	}
 	int st;
 	waitpid(pid, &st, 0);
 	CHECK("env-ptrace-forces-userspace", WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
 	CHECK("probe-matches-marker", rv_native_available() == patched);
+	CHECK("umount-probe-matches-marker",
+	      rv_native_umount_available() == (access("/sys/kernel/revoke/umount", R_OK) == 0));
 	if (!patched) {
 		CHECK("enosys-without-kernel",
 		      rv_native_revoke("/") == -ENOSYS && rv_native_frevoke(0) == -ENOSYS);
 		return failed;
+	}
+	if (rv_native_umount_available()) {
+		/* The forced unmount of a tmpfs with a descriptor open in it. */
+		int h = -1;
+		char c;
+		mkdir("/tmp/native-mnt", 0755);
+		if (mount("tmpfs", "/tmp/native-mnt", "tmpfs", 0, "size=64k") == 0)
+			h = open("/tmp/native-mnt/f", O_RDWR | O_CREAT, 0644);
+		CHECK("umount", h >= 0 && rv_native_umount("/tmp/native-mnt") == 0 &&
+				    read(h, &c, 1) < 0 && errno == EBADF &&
+				    access("/tmp/native-mnt/f", F_OK) < 0 && errno == ENOENT);
+		CHECK("umount-errors-as-negative-errno",
+		      rv_native_umount("/tmp/nonexistent") == -ENOENT &&
+			  rv_native_umount("/tmp/native-mnt") == -EINVAL);
+		if (h >= 0)
+			close(h);
 	}
 	int fd = open("/tmp/native", O_RDWR | O_CREAT | O_TRUNC, 0644);
 	int a = open("/tmp/native", O_RDONLY), b = open("/tmp/native", O_RDONLY);
