@@ -131,6 +131,34 @@ static void um_outer_alarm(int sig)
 		kill(um_inner, SIGKILL);
 }
 
+/* A tmpfs on /tmp; a build tree under /tmp (a clone in /tmp, as CI may make)
+ * stays reachable through it, bound back at its place: the cases run
+ * REVOKE_BUILDDIR/tools/revoke, which loads REVOKE_BUILDDIR/lib. */
+static inline void um_keep_builddir_mounted(void)
+{
+	const char *b = REVOKE_BUILDDIR;
+	bool under_tmp = strncmp(b, "/tmp/", 5) == 0;
+	int keep = under_tmp ? open(b, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	char path[4096], src[64];
+
+	CHECK(!under_tmp || keep >= 0, "open %s: %m", b);
+	CHECK(mount("revoke-test", "/tmp", "tmpfs", 0, "mode=1777") == 0, "mount tmpfs: %m");
+	if (!under_tmp)
+		return;
+	snprintf(path, sizeof(path), "%s", b);
+	for (char *p = path + 5; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		CHECK(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir %s: %m", path);
+		*p = '/';
+	}
+	CHECK(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir %s: %m", path);
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", keep);
+	CHECK(mount(src, path, NULL, MS_BIND | MS_REC, NULL) == 0, "bind %s back: %m", b);
+	close(keep);
+}
+
 static inline void um_isolate(void)
 {
 	struct sigaction sa = {.sa_handler = um_outer_alarm};
@@ -145,8 +173,7 @@ static inline void um_isolate(void)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		CHECK(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0,
 		      "mount a /proc of the new pid namespace: %m");
-		CHECK(mount("revoke-test", "/tmp", "tmpfs", 0, "mode=1777") == 0,
-		      "mount tmpfs: %m");
+		um_keep_builddir_mounted();
 		return;
 	}
 	sigaction(SIGALRM, &sa, NULL);
