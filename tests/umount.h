@@ -141,6 +141,9 @@ static inline void um_keep_builddir_mounted(void)
 	int keep = under_tmp ? open(b, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
 	char path[4096], src[64];
 
+	/* Not there at all (the tests copied into a guest): nothing to keep. */
+	if (under_tmp && keep < 0 && errno == ENOENT)
+		under_tmp = false;
 	CHECK(!under_tmp || keep >= 0, "open %s: %m", b);
 	CHECK(mount("revoke-test", "/tmp", "tmpfs", 0, "mode=1777") == 0, "mount tmpfs: %m");
 	if (!under_tmp)
