@@ -103,6 +103,23 @@ static int read_stat(pid_t pid, pid_t tid, struct rv_proc_stat *ret)
 	return rv_parse_stat(buf, ret);
 }
 
+/* A thread past the point where it can be seized: exiting or a zombie
+ * (or already reaped). */
+static bool thread_exiting(pid_t pid, pid_t tid)
+{
+	struct rv_proc_status st;
+	struct rv_proc_stat pst;
+	int r;
+
+	r = rv_read_status(pid, tid, &st);
+	if (r == -ESRCH || r == -ENOENT)
+		return true;
+	if (r == 0 && (st.state == 'Z' || st.state == 'X'))
+		return true;
+	r = read_stat(pid, tid, &pst);
+	return r == -ESRCH || r == -ENOENT || (r == 0 && (pst.flags & PF_EXITING));
+}
+
 static void add_tracer(pid_t tracer, pid_t *v, size_t cap, size_t *n)
 {
 	struct rv_proc_status tst;
@@ -251,6 +268,11 @@ static int seize_new(struct rv_tracee *t)
 			if (errno == ESRCH)
 				continue;
 			r = negative_errno();
+			/* ptrace_attach refuses a thread that became a zombie
+			 * (exit_state) after the reads above: it is gone, not
+			 * a refusal. */
+			if (r == -EPERM && thread_exiting(t->pid, tid))
+				continue;
 			if (r == -EPERM && rv_read_status(t->pid, tid, &st) == 0 && st.tracer != 0)
 				snprintf(t->reason, 128, "already traced by pid %d", st.tracer);
 			else if (r == -EPERM && (opts & PTRACE_O_SUSPEND_SECCOMP))
