@@ -517,13 +517,22 @@ static int bpf_load(const struct rv_target *targets, size_t ntargets, struct rv_
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	b->skel = revoke_bpf__open();
-	if (!b->skel) {
-		free(b);
-		return -ENOMEM;
+	/* BPF_PROG_LOAD fails now and then with EAGAIN while tasks fork and
+	 * exit around it (seen: 2 loads in 60 of holders_exit_during); libbpf
+	 * tries 5 times, the light skeleton's loader not at all. */
+	for (int attempt = 0; attempt < 5; attempt++) {
+		b->skel = revoke_bpf__open();
+		if (!b->skel) {
+			free(b);
+			return -ENOMEM;
+		}
+		b->skel->rodata->fmode_backing = fmode_backing();
+		r = revoke_bpf__load(b->skel);
+		if (r != -EAGAIN)
+			break;
+		revoke_bpf__destroy(b->skel);
+		b->skel = NULL;
 	}
-	b->skel->rodata->fmode_backing = fmode_backing();
-	r = revoke_bpf__load(b->skel);
 	if (r < 0) {
 		r = load_error(r);
 		goto fail;
