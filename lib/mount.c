@@ -501,7 +501,7 @@ static int ns_user(pid_t pid, struct libmnt_table *tb, void *arg)
 	while (r == 0 && mnt_table_next_fs(tb, itr, &fs) == 0) {
 		dev_t dev = mnt_fs_get_devno(fs);
 
-		if (major(dev) == 0 || have_id(u->t, u->n, (uint64_t)mnt_fs_get_id(fs)))
+		if (have_id(u->t, u->n, (uint64_t)mnt_fs_get_id(fs)))
 			continue;
 		for (size_t i = 0; i < u->n; i++) {
 			char comm[64] = "?", path[64];

@@ -901,6 +901,46 @@ static void t_umount_other_namespace(void)
 	scene_check_untouched(&s);
 }
 
+/* The same, for a filesystem without a device (tmpfs): its st_dev is an
+ * anonymous number (major 0), one per super block, as good a key as a disk's. */
+static void t_umount_other_namespace_tmpfs(void)
+{
+	struct revoke_report *rep;
+	const struct revoke_holder *h;
+	struct victim o;
+	int sp[2], r, e;
+
+	um_isolate();
+	um_mount_tmpfs(UM_MNT);
+	um_make_file(UM_MNT "/f", 4096, 0644);
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0, "socketpair: %m");
+	fflush(NULL);
+	o.pid = fork();
+	CHECK(o.pid >= 0, "fork: %m");
+	if (o.pid == 0) {
+		close(sp[0]);
+		if (unshare(CLONE_NEWNS) < 0)
+			_exit(1);
+		victim_become(sp[1]);
+	}
+	close(sp[1]);
+	o.sock = sp[0];
+	CHECK(victim_call(&o, VICTIM_REQ(.op = VOP_PING)).ret > 0, "the other namespace's victim");
+	r = um_call(UM_MNT, REVOKE_MOUNT | REVOKE_UMOUNT, &rep);
+	e = errno;
+	CHECK(r == -1 && e == EBUSY,
+	      "revoke_ex(REVOKE_UMOUNT) of a tmpfs also mounted in another namespace returned "
+	      "%d (%s), expected EBUSY",
+	      r, strerror(e));
+	h = um_holder(rep, o.pid);
+	CHECK(h && um_ref(rep, h, REVOKE_REF_MOUNT) &&
+		  um_ref(rep, h, REVOKE_REF_MOUNT)->state == REVOKE_STATE_UNREACHABLE,
+	      "the process of the other namespace (pid %d) has no unreachable 'mount' reference",
+	      (int)o.pid);
+	revoke_report_free(rep);
+	CHECK(um_mount_id(UM_MNT) >= 0, "the tmpfs was unmounted although refused");
+}
+
 /* REVOKE_UMOUNT | REVOKE_LIST_ONLY: 0 when it would go ahead, EBUSY when not; never a change. */
 static void t_umount_dry_run(void)
 {
@@ -1497,6 +1537,7 @@ TEST_MAIN("revoke-umount", {"umount_ext4", t_umount_ext4, 120},
 	  {"umount_loop_refused", t_umount_loop_refused, 120},
 	  {"umount_swap_refused", t_umount_swap_refused, 120},
 	  {"umount_other_namespace", t_umount_other_namespace, 120},
+	  {"umount_other_namespace_tmpfs", t_umount_other_namespace_tmpfs, 60},
 	  {"umount_dry_run", t_umount_dry_run, 120},
 	  {"umount_implies_mount", t_umount_implies_mount, 120},
 	  {"umount_concurrent", t_umount_concurrent, 180}, {"names", t_names, 10},
