@@ -247,7 +247,6 @@ struct copies {
 	size_t *n, *cap;
 	size_t nours;
 	unsigned long *groups; /* the peer group of each of our targets' parent, or 0 */
-	int r;
 };
 
 /* A mount in another namespace whose parent is a peer or a slave of the
@@ -331,7 +330,7 @@ int rv_mounts_resolve(const struct rv_request *req, const struct rv_guard *guard
 	}
 	if (r == 0 && n) {
 		_cleanup_free_ unsigned long *groups = calloc(n, sizeof(*groups));
-		struct copies c = {&v, &n, &cap, n, groups, 0};
+		struct copies c = {&v, &n, &cap, n, groups};
 		bool any = false;
 
 		for (size_t i = 0; groups && i < n; i++) {
