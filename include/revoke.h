@@ -28,17 +28,21 @@ extern "C" {
 #endif
 
 #define LIBREVOKE_VERSION_MAJOR 1
-#define LIBREVOKE_VERSION_MINOR 2
+#define LIBREVOKE_VERSION_MINOR 3
 
 /*
  * revoke - revoke every reference to the file PATH names (symlinks followed).
+ * Processes of other users are reached through the helper revoked(8) when
+ * the caller cannot reach them itself and the helper runs (REVOKE_HELPER).
  * Returns 0 when every holder was cut (or there were none), else -1 and errno:
  *   EFAULT, ENOENT, ENOTDIR, EACCES, ELOOP, ENAMETOOLONG  path lookup failed
  *   EPERM   the caller neither owns the file nor holds CAP_FOWNER
  *   EBADF   PATH names a descriptor an earlier revoke left (a dead one)
  *   EBUSY   a holder could not be stopped, a reference cannot be reached, or
  *           a process that may hold the file could not be inspected (another
- *           user's, without privileges); nothing was changed
+ *           user's, without privileges) and the helper could not do it;
+ *           nothing was changed
+ *   EAGAIN  the helper refused: too many requests from this user
  *   ETIMEDOUT the default timeout (5 s) ran out; nothing was changed
  *   ENOMEM, EMFILE  resources ran out; nothing was changed
  */
@@ -86,6 +90,16 @@ enum {
 	/* Since 1.2. With REVOKE_MOUNT: the mount alone, not the mounts
 	 * beneath it (an unmount of a mount that has some then fails). */
 	REVOKE_NO_SUBMOUNTS = 1u << 10,
+	/* Since 1.3. Go through the privileged helper revoked(8), which
+	 * applies the owner rule (the caller owns every file, or is root) and
+	 * reaches every user's processes: fail (ECONNREFUSED, ENOENT...) if it
+	 * cannot be reached. By default an unprivileged caller goes through it
+	 * only when some process could not be inspected directly and its socket
+	 * (/run/revoke/revoked.sock, or $REVOKE_HELPER_SOCKET) exists. Not with
+	 * REVOKE_MOUNT (EINVAL). */
+	REVOKE_HELPER = 1u << 11,
+	/* Since 1.3. Never go through the helper. */
+	REVOKE_NO_HELPER = 1u << 12,
 };
 
 /* Extensible options: set sz = sizeof(struct revoke_opts). */
@@ -208,6 +222,10 @@ struct revoke_report {
 	size_t nuninspected;	 /* holders with state REVOKE_STATE_UNINSPECTED */
 	/* Since 1.2: how many of the targets (mounts) REVOKE_UMOUNT unmounted. */
 	size_t nunmounted;
+	/* Since 1.3: the pid of the revoked(8) process that made the call for
+	 * the caller, or 0 when the library made it itself. engine says which
+	 * engine the helper used. */
+	pid_t helper_pid;
 };
 
 /*

@@ -107,7 +107,16 @@ static void fail_at(struct rv_run *run, int phase, pid_t pid, const char *detail
 static bool shares_kept_description(const struct rv_run *run, const struct rv_holder *h,
 				    const struct revoke_ref *ref)
 {
-	if (run->req.keep_fd < 0 || ref->type != REVOKE_REF_FD)
+	if (ref->type != REVOKE_REF_FD)
+		return false;
+	/* The helper's client keeps the descriptors it sent us until we
+	 * answer: its own lookups, as our O_PATH descriptors are ours. */
+	for (size_t t = 0; run->req.fds && t < run->ntargets; t++)
+		if (run->targets[t].path_fd >= 0 &&
+		    syscall(SYS_kcmp, getpid(), h->pub.pid, KCMP_FILE, run->targets[t].path_fd,
+			    ref->fd) == 0)
+			return true;
+	if (run->req.keep_fd < 0)
 		return false;
 	return syscall(SYS_kcmp, getpid(), h->pub.pid, KCMP_FILE, run->req.keep_fd, ref->fd) == 0;
 }
@@ -277,6 +286,19 @@ static void note_stop_failure(struct rv_run *run, const struct rv_holder *h, int
 		fail_at(run, RV_PH_STOP, h->pub.pid, h->pub.reason);
 }
 
+/* The helper's client, which holds nothing but the descriptors it sent us
+ * (kept): nothing of it is cut, so it is not stopped either (it may be
+ * traced itself, by strace for one, and could not be). */
+static bool only_kept(const struct rv_run *run, const struct rv_holder *h)
+{
+	if (!run->req.fds || h->pub.nrefs == 0)
+		return false;
+	for (size_t i = 0; i < h->pub.nrefs; i++)
+		if (h->pub.refs[i].state != REVOKE_STATE_KEPT)
+			return false;
+	return true;
+}
+
 /* Stop every holder not stopped yet, all at once. Returns the number that failed. */
 static size_t stop_all(struct rv_run *run)
 {
@@ -289,7 +311,7 @@ static size_t stop_all(struct rv_run *run)
 	for (size_t i = 0; reqs && idx && i < run->holders.n; i++) {
 		struct rv_holder *h = &run->holders.v[i];
 
-		if (h->self || h->tracee || h->pub.error || h->uninspected)
+		if (h->self || h->tracee || h->pub.error || h->uninspected || only_kept(run, h))
 			continue;
 		/* What the scan read moments ago; a change since (a tracer came,
 		 * a vfork began) shows at the seize or the wait, as it would
@@ -312,7 +334,8 @@ static size_t stop_all(struct rv_run *run)
 		for (size_t i = 0; i < run->holders.n; i++) {
 			struct rv_holder *h = &run->holders.v[i];
 
-			if (h->self || h->tracee || h->pub.error || h->uninspected)
+			if (h->self || h->tracee || h->pub.error || h->uninspected ||
+			    only_kept(run, h))
 				continue;
 			h->pub.error = -r;
 			failed++;
@@ -1039,6 +1062,8 @@ static int work(struct rv_run *run)
 		/* Whose files are on a mount is no one's question: cutting
 		 * them all is the unmounter's privilege. Listing is anyone's. */
 		r = list || rv_has_cap(CAP_SYS_ADMIN) ? 0 : -EPERM;
+	else if (req->for_client)
+		r = rv_targets_check_owner(run->targets, run->ntargets, req->client_uid);
 	else
 		r = rv_targets_check_permission(run->targets, run->ntargets);
 	if (r < 0) {

@@ -491,6 +491,15 @@ struct rv_request {
 	int timeout_ms;	      /* > 0 */
 	int keep_fd;	      /* -1, or keep descriptors sharing this description */
 	uint64_t deadline_ns; /* engine.c: when the paths must be looked up by */
+	/* The helper (revoked): the targets are these descriptors, which a
+	 * client resolved with its own permissions and sent; the call owns
+	 * them (closes them). paths is NULL and fd -1. */
+	const int *fds;
+	size_t nfds;
+	/* The helper: the permission check is for this client's uid (it owns
+	 * every target or is 0), not for the calling process. */
+	bool for_client;
+	uid_t client_uid;
 };
 
 /* Runs one request, bounded by its timeout whatever the kernel does (a path
@@ -499,6 +508,18 @@ struct rv_request {
  * Returns 0 or -errno; *ret_report is set whenever the targets were
  * resolved or the call timed out (on failure too), else left untouched. */
 int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_report);
+
+/* ---- the helper's client (helper.c) ------------------------------------ */
+
+/* REQ through revoked(8): the files looked up here (O_PATH) or frevoke's
+ * descriptor, sent with the options; the helper's result and report
+ * (helper_pid set). -ECONNREFUSED/-ENOENT... when it cannot be reached,
+ * -EAGAIN when it kept refusing (too many requests) until the deadline. */
+int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_report);
+/* What the public calls run: the engine, or the helper when REVOKE_HELPER
+ * says so, or when the engine could not inspect every process that may
+ * hold a target and the helper's socket exists (unless REVOKE_NO_HELPER). */
+int rv_helper_or_engine(const struct rv_request *req, struct revoke_report **ret_report);
 
 /* ---- time ------------------------------------------------------------- */
 

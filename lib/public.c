@@ -4,13 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "helper-proto.h"
 #include "internal.h"
 
 /* Flags this version understands. */
 #define RV_KNOWN_FLAGS                                                                             \
 	(REVOKE_BEST_EFFORT | REVOKE_NOFOLLOW | REVOKE_LIST_ONLY | REVOKE_NO_HANGUP |              \
 	 REVOKE_ENGINE_USERSPACE | REVOKE_ENGINE_NATIVE | REVOKE_DISCOVERY_PROC |                  \
-	 REVOKE_DISCOVERY_BPF | REVOKE_MOUNT | REVOKE_UMOUNT | REVOKE_NO_SUBMOUNTS)
+	 REVOKE_DISCOVERY_BPF | REVOKE_MOUNT | REVOKE_UMOUNT | REVOKE_NO_SUBMOUNTS |               \
+	 REVOKE_HELPER | REVOKE_NO_HELPER)
 
 static int set_errno(int r)
 {
@@ -69,6 +71,8 @@ static int read_opts(const struct revoke_opts *opts, struct rv_request *req)
 		return -EINVAL;
 	if (o.timeout_ms < 0 || o.keep_fd < -1)
 		return -EINVAL;
+	if ((o.flags & REVOKE_HELPER) && (o.flags & (REVOKE_NO_HELPER | REVOKE_MOUNT)))
+		return -EINVAL;
 
 	req->flags = o.flags;
 	req->timeout_ms = o.timeout_ms ? o.timeout_ms : default_timeout_ms();
@@ -93,7 +97,7 @@ _public_ int revoke_ex(const char *const *paths, size_t npaths, const struct rev
 	if (r < 0)
 		return set_errno(r);
 
-	r = rv_engine_run(&req, ret_report ? &report : NULL);
+	r = rv_helper_or_engine(&req, ret_report ? &report : NULL);
 	if (ret_report)
 		*ret_report = report;
 	return set_errno(r);
@@ -116,7 +120,7 @@ _public_ int frevoke_ex(int fd, const struct revoke_opts *opts, struct revoke_re
 		return set_errno(-EINVAL);
 	req.keep_fd = fd;
 
-	r = rv_engine_run(&req, ret_report ? &report : NULL);
+	r = rv_helper_or_engine(&req, ret_report ? &report : NULL);
 	if (ret_report)
 		*ret_report = report;
 	return set_errno(r);
@@ -136,15 +140,7 @@ _public_ void revoke_report_free(struct revoke_report *report)
 {
 	int saved = errno;
 
-	if (!report)
-		return;
-	for (size_t i = 0; i < report->nholders; i++)
-		free(report->holders[i].refs);
-	free(report->holders);
-	for (size_t i = 0; i < report->ntargets; i++)
-		free(report->targets[i].path);
-	free(report->targets);
-	free(report);
+	rv_report_destroy(report);
 	errno = saved;
 }
 

@@ -237,16 +237,35 @@ int rv_targets_resolve(const struct rv_request *req, const struct rv_guard *guar
 		       struct rv_target **ret, size_t *ret_n)
 {
 	struct rv_target *t;
-	size_t n = req->paths ? req->npaths : 1;
+	size_t n = req->fds ? req->nfds : req->paths ? req->npaths : 1;
 	int r;
 
 	t = calloc(n, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		t[i].path_fd = -1;
+		/* The helper's descriptors are the targets' own from now on (and
+		 * left out of every scan, as the lookups' are). */
+		t[i].path_fd = req->fds ? req->fds[i] : -1;
 
-	if (!req->paths) {
+	if (req->fds) {
+		for (size_t i = 0; i < n; i++) {
+			char link[64], buf[4096];
+			ssize_t len;
+
+			/* The file the descriptor holds, never a path looked up
+			 * again: what a client swaps in after it sent it is not
+			 * what is revoked. The name is for reports only. */
+			snprintf(link, sizeof(link), "/proc/self/fd/%d", t[i].path_fd);
+			len = readlink(link, buf, sizeof(buf) - 1);
+			if (len < 0)
+				len = snprintf(buf, sizeof(buf), "fd %d", t[i].path_fd);
+			buf[len] = 0;
+			r = target_from_fd(t[i].path_fd, buf, NULL, &t[i]);
+			if (r < 0)
+				goto fail;
+		}
+	} else if (!req->paths) {
 		char link[64], buf[4096];
 		ssize_t len;
 
@@ -304,12 +323,24 @@ int rv_targets_check_permission(const struct rv_target *t, size_t n)
 	return 0;
 }
 
+int rv_targets_check_owner(const struct rv_target *t, size_t n, uid_t uid)
+{
+	for (size_t i = 0; i < n && uid != 0; i++)
+		if (t[i].uid != uid)
+			return -EPERM;
+	return 0;
+}
+
 int rv_target_reopen(const struct rv_request *req, struct rv_target *tg)
 {
 	int flags = O_PATH | O_CLOEXEC | (req->flags & REVOKE_NOFOLLOW ? O_NOFOLLOW : 0);
 	struct statx stx;
 	int fd;
 
+	/* The helper's targets are descriptors: their paths are names for the
+	 * report, which a client may have pointed elsewhere since. */
+	if (req->fds)
+		return -EBUSY;
 	fd = rv_open_bounded(tg->path, flags, req->deadline_ns);
 	if (fd < 0)
 		return fd;

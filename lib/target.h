@@ -90,4 +90,8 @@ bool rv_has_cap(int cap);
  * contract). -EPERM. */
 int rv_targets_check_permission(const struct rv_target *t, size_t n);
 
+/* The same rule for a client of the helper: UID owns every target, or is
+ * 0 (its CAP_FOWNER is not known here; root's is the common case). -EPERM. */
+int rv_targets_check_owner(const struct rv_target *t, size_t n, uid_t uid);
+
 #endif

@@ -351,6 +351,14 @@ static const char *r_nunmounted(const struct cell *c, char *buf, size_t size)
 	return FMT("%zu", REPORT_HAS(c->rep, nunmounted) ? c->rep->nunmounted : 0);
 }
 
+/* null when the library made the call itself */
+static const char *r_helper(const struct cell *c, char *buf, size_t size)
+{
+	if (!REPORT_HAS(c->rep, helper_pid) || !c->rep->helper_pid)
+		return NULL;
+	return FMT("%d", (int)c->rep->helper_pid);
+}
+
 const struct column report_columns[] = {
     {"ENGINE", 0, SCOLS_JSON_STRING, J, "ptrace, syscall, none (listing)", r_engine},
     {"DISCOVERY", 0, SCOLS_JSON_STRING, J, "proc, bpf", r_discovery},
@@ -365,6 +373,7 @@ const struct column report_columns[] = {
     {"NHOLDERS", 0, SCOLS_JSON_NUMBER, J, "holders in the report", r_nholders},
     {"NUNINSPECTED", 0, SCOLS_JSON_NUMBER, J, "of them, uninspected", r_nuninspected},
     {"UNMOUNTED", 0, SCOLS_JSON_NUMBER, J, "mounts unmounted (--umount)", r_nunmounted},
+    {"HELPER_PID", 0, SCOLS_JSON_NUMBER, J, "revoked(8) that made the call, or null", r_helper},
 };
 const size_t report_ncolumns = ARRAY_SIZE(report_columns);
 #undef H

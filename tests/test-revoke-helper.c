@@ -1,0 +1,795 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The privileged helper revoked(8), end to end: the seed's login spoofer
+ * (user A owns a terminal and a file; processes of user B and of root hold
+ * them; A revokes, through the library and through the command, and both
+ * are cut), user C who does not own them (EPERM, nothing touched), a name
+ * swapped while a request is on its way (only the descriptor sent counts),
+ * one user's flood against another's requests, and malformed requests.
+ *
+ * Each case starts its own `revoked --socket` in its scratch directory
+ * (found by the library through $REVOKE_HELPER_SOCKET) and stops it by pid.
+ * Users are bare uids (no passwd entries needed); the holders and clients
+ * are forked children that setresuid to them. Needs root.
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <pty.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "conform.h"
+
+#define UID_A 60001 /* the owner */
+#define UID_B 60002 /* another user, holding A's files */
+#define UID_C 60003 /* not the owner */
+#define UID_D 60004 /* floods the helper */
+
+static char sock_path[100];
+static char log_path[160];
+static pid_t daemon_pid;
+
+/* The build tree's programs, or (tests copied into a QEMU guest, where
+ * kernel/run-tests --suite puts them in /bin) the ones on PATH. */
+static const char *program(const char *name)
+{
+	static char path[4096];
+
+	snprintf(path, sizeof(path), "%s/tools/%s", REVOKE_BUILDDIR, name);
+	return access(path, X_OK) == 0 ? path : name;
+}
+
+static void need_root(void)
+{
+	if (geteuid() != 0)
+		SKIP("needs root (the helper runs as root; users A, B, C are uids)");
+}
+
+static void become(uid_t uid)
+{
+	if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+		_exit(90);
+}
+
+/* revoked --socket DIR/sock [ARGS], its log in DIR/log; waits for the socket. */
+static void start_daemon(const char *const *args)
+{
+	struct stat st;
+	pid_t pid;
+
+	snprintf(sock_path, sizeof(sock_path), "%s/sock", tdir);
+	snprintf(log_path, sizeof(log_path), "%s/log", tdir);
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %m");
+	if (pid == 0) {
+		const char *argv[16] = {program("revoked"), "--socket", sock_path, "--stderr"};
+		int n = 4, log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (log >= 0)
+			dup2(log, 2);
+		for (size_t i = 0; args && args[i] && n < 15; i++)
+			argv[n++] = args[i];
+		execvp(argv[0], (char **)argv);
+		_exit(127);
+	}
+	daemon_pid = pid;
+	for (int i = 0; i < 400 && stat(sock_path, &st) < 0; i++) {
+		CHECK(waitpid(pid, NULL, WNOHANG) == 0, "revoked exited at start (see %s)",
+		      log_path);
+		msleep(5);
+	}
+	CHECK(S_ISSOCK(st.st_mode), "no socket at %s", sock_path);
+	setenv("REVOKE_HELPER_SOCKET", sock_path, 1);
+}
+
+/* SIGTERM, and it must exit 0 (it did not crash on anything it was sent). */
+static void stop_daemon(void)
+{
+	int status;
+
+	CHECK(kill(daemon_pid, SIGTERM) == 0, "revoked %d is gone: %m", daemon_pid);
+	CHECK(waitpid(daemon_pid, &status, 0) == daemon_pid, "waitpid: %m");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "revoked ended with status 0x%x",
+	      status);
+}
+
+static bool log_has(const char *needle)
+{
+	char buf[65536];
+	int fd = open(log_path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return false;
+	buf[n] = 0;
+	return strstr(buf, needle) != NULL;
+}
+
+/* ---- holders of other users ------------------------------------------ */
+
+static const char *hold_path;
+static uid_t hold_uid;
+
+enum { H_READ = 10 };
+
+/* Opens hold_path as hold_uid, then on H_READ reads it: a file with
+ * pread (5 bytes), a terminal without blocking (EAGAIN while alive). */
+static void other_holder(int sock)
+{
+	int fd, tty;
+
+	become(hold_uid);
+	fd = open(hold_path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		_exit(2);
+	tty = isatty(fd);
+	send_msg(sock, MSG(getpid(), fd));
+	for (;;) {
+		struct msg m = victim_recv(sock);
+		char b[8] = {0};
+		ssize_t r;
+
+		if (m.v[0] == CMD_QUIT)
+			_exit(0);
+		errno = 0;
+		r = tty ? read(fd, b, 1) : pread(fd, b, 5, 0);
+		send_msg(sock, MSG(r, r < 0 ? errno : 0, b[0]));
+	}
+}
+
+static struct victim hold(const char *path, uid_t uid)
+{
+	struct victim v;
+	struct msg m;
+
+	hold_path = path;
+	hold_uid = uid;
+	v = spawn(other_holder);
+	m = recv_msg(&v);
+	CHECK(m.v[0] == v.pid, "holder %d did not open %s", (int)v.pid, path);
+	return v;
+}
+
+/* The holder's read: alive (file: 5 bytes; tty: EAGAIN) or cut (EBADF). */
+static int holder_read_errno(const struct victim *v)
+{
+	struct msg m;
+
+	send_msg(v->sock, MSG(H_READ));
+	m = recv_msg(v);
+	return m.v[0] >= 0 ? 0 : (int)m.v[1];
+}
+
+#define CHECK_ALIVE(v, tty)                                                                        \
+	do {                                                                                       \
+		int e_ = holder_read_errno(v);                                                     \
+		CHECK(e_ == ((tty) ? EAGAIN : 0), "holder %d: read gave %s, not untouched",        \
+		      (int)(v)->pid, strerror(e_));                                                \
+	} while (0)
+#define CHECK_DEAD(v)                                                                              \
+	do {                                                                                       \
+		int e_ = holder_read_errno(v);                                                     \
+		CHECK(e_ == EBADF, "holder %d: read gave %s, expected EBADF (cut)", (int)(v)->pid, \
+		      e_ ? strerror(e_) : "data");                                                 \
+	} while (0)
+
+static void make_owned_file(const char *path, uid_t uid)
+{
+	make_file(path, "hello", 0);
+	CHECK(chown(path, uid, uid) == 0, "chown: %m");
+	CHECK(chmod(path, 0666) == 0, "chmod: %m");
+}
+
+static void open_scratch(void)
+{
+	need_root();
+	/* The helper's engine is the userspace one: with revoke(2) in the
+	 * kernel (the QEMU guest) an owner needs no helper at all. */
+	setenv("REVOKE_ENGINE", "ptrace", 1);
+	make_scratch();
+	/* The users must reach the socket and the files. */
+	CHECK(chmod(tdir, 0755) == 0, "chmod: %m");
+}
+
+/* ---- clients --------------------------------------------------------- */
+
+struct client_result {
+	int ret, err;
+	pid_t helper_pid;
+	int engine;
+	size_t cut, uninspected;
+};
+
+/* revoke_ex(PATH) as UID with FLAGS in a child; its result and a summary
+ * of its report. */
+static struct client_result lib_revoke_as(uid_t uid, const char *path, unsigned int flags)
+{
+	struct client_result res = {0};
+	int p[2];
+	pid_t pid;
+
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %m");
+	if (pid == 0) {
+		struct revoke_opts o = {.sz = sizeof(o), .flags = flags, .keep_fd = -1};
+		struct revoke_report *rep = NULL;
+
+		become(uid);
+		res.ret = revoke_ex(&path, 1, &o, &rep);
+		res.err = res.ret ? errno : 0;
+		if (rep) {
+			res.helper_pid = rep->helper_pid;
+			res.engine = rep->engine;
+			res.uninspected = rep->nuninspected;
+			for (size_t i = 0; i < rep->nholders; i++)
+				for (size_t j = 0; j < rep->holders[i].nrefs; j++)
+					res.cut +=
+					    rep->holders[i].refs[j].state == REVOKE_STATE_CUT;
+		}
+		if (write(p[1], &res, sizeof(res)) != sizeof(res))
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	CHECK(read(p[0], &res, sizeof(res)) == sizeof(res), "client %d died", pid);
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	return res;
+}
+
+/* The command as UID: its exit status, its stderr in ERR. */
+static int cmd_revoke_as(uid_t uid, const char *path, const char *opt, char *err, size_t size)
+{
+	int p[2], status;
+	ssize_t n, len = 0;
+	pid_t pid;
+
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %m");
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		become(uid);
+		dup2(null, 1);
+		dup2(p[1], 2);
+		if (opt)
+			execlp(program("revoke"), "revoke", opt, path, (char *)NULL);
+		else
+			execlp(program("revoke"), "revoke", path, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	while ((n = read(p[0], err + len, size - 1 - (size_t)len)) > 0)
+		len += n;
+	err[len] = 0;
+	close(p[0]);
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %m");
+	CHECK(WIFEXITED(status), "revoke killed by signal %d", WTERMSIG(status));
+	return WEXITSTATUS(status);
+}
+
+/* ---- the wire, by hand (helper-proto.h's format) ----------------------- */
+
+static int raw_connect(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	CHECK(s >= 0, "socket: %m");
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	CHECK(connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect: %m");
+	return s;
+}
+
+struct raw_req {
+	const char *magic;
+	uint16_t version;
+	uint32_t flags, timeout_ms, nfds, keep;
+	uint32_t body_len; /* 16 */
+};
+
+static void raw_send(int s, const struct raw_req *q, const int *fds, size_t nfds, size_t pad)
+{
+	uint8_t buf[12 + 16 + 8192] = {0};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 32)];
+		struct cmsghdr align;
+	} control = {0};
+	struct iovec iov = {.iov_base = buf, .iov_len = 28 + pad};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	uint32_t body[4] = {q->flags, q->timeout_ms, q->nfds, q->keep};
+
+	CHECK(pad <= 8192, "pad");
+	memcpy(buf, q->magic, 4);
+	memcpy(buf + 4, &q->version, 2);
+	memcpy(buf + 8, &q->body_len, 4);
+	memcpy(buf + 12, body, 16);
+	if (nfds) {
+		struct cmsghdr *c;
+
+		msg.msg_control = control.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	CHECK(sendmsg(s, &msg, MSG_NOSIGNAL) == (ssize_t)(28 + pad), "sendmsg: %m");
+}
+
+/* The result of the reply on S (an errno, 0), or -1 when the connection
+ * ended without one. Reads every datagram of the reply. */
+static int raw_result(int s)
+{
+	uint8_t buf[32768];
+	uint32_t body_len;
+	int32_t result;
+	size_t got;
+	struct pollfd p = {.fd = s, .events = POLLIN};
+	ssize_t n;
+
+	CHECK(poll(&p, 1, 60000) == 1, "no reply from revoked within 60 s");
+	n = recv(s, buf, sizeof(buf), 0);
+	if (n <= 0)
+		return -1;
+	CHECK(n >= 20 && memcmp(buf, "RVKR", 4) == 0, "reply: %zd bytes, not RVKR", n);
+	memcpy(&body_len, buf + 8, 4);
+	memcpy(&result, buf + 12, 4);
+	for (got = (size_t)n; got < 12 + body_len; got += (size_t)n) {
+		n = recv(s, buf, sizeof(buf), 0);
+		CHECK(n > 0, "reply cut short");
+	}
+	return result;
+}
+
+/* 20 s, as tests/run-tests gives the library's calls: the helper's engine
+ * waits for every other revoke by root on this machine (its lock). */
+#define RAW_TIMEOUT_MS 20000
+
+static int raw_revoke_fd(int fd, uint32_t flags)
+{
+	struct raw_req q = {"RVKQ", 1, flags, RAW_TIMEOUT_MS, 1, UINT32_MAX, 16};
+	int s = raw_connect(), r;
+
+	raw_send(s, &q, &fd, 1, 0);
+	r = raw_result(s);
+	close(s);
+	return r;
+}
+
+/* ---- the cases -------------------------------------------------------- */
+
+/* A's file, held by B and root: the library goes through the helper. */
+static void t_spoofer_file_library(void)
+{
+	struct victim b, root;
+	struct client_result res;
+	char line[128];
+
+	open_scratch();
+	make_owned_file(tpath, UID_A);
+	b = hold(tpath, UID_B);
+	root = hold(tpath, 0);
+	start_daemon(NULL);
+
+	/* Without it: refused, nothing touched (what A could do before). */
+	res = lib_revoke_as(UID_A, tpath, REVOKE_NO_HELPER);
+	CHECK(res.ret == -1 && res.err == EBUSY && res.uninspected >= 2 && res.helper_pid == 0,
+	      "without the helper: %d (%s), %zu uninspected", res.ret, strerror(res.err),
+	      res.uninspected);
+	CHECK_ALIVE(&b, false);
+	CHECK_ALIVE(&root, false);
+
+	res = lib_revoke_as(UID_A, tpath, 0);
+	CHECK(res.ret == 0, "A's revoke: %s", strerror(res.err));
+	CHECK(res.helper_pid == daemon_pid, "report: helper pid %d, not revoked's %d",
+	      res.helper_pid, daemon_pid);
+	CHECK(res.cut == 2 && res.engine != REVOKE_ENGINE_NONE, "report: %zu refs cut, engine %d",
+	      res.cut, res.engine);
+	CHECK_DEAD(&b);
+	CHECK_DEAD(&root);
+	snprintf(line, sizeof(line), "uid %d pid ", UID_A);
+	CHECK(log_has(line) && log_has("path ") && log_has(tpath) &&
+		  log_has("ok: 2 references cut in 2 processes"),
+	      "no log line for A's request in %s", log_path);
+	stop_daemon();
+}
+
+/* A's terminal, held by B and root: `revoke /dev/pts/N` as A, exit 0. */
+static void t_spoofer_pty_command(void)
+{
+	char slave[64], err[4096];
+	struct victim b, root;
+	int master, st;
+
+	open_scratch();
+	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	CHECK(master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0, "pty: %m");
+	CHECK(ptsname_r(master, slave, sizeof(slave)) == 0, "ptsname: %m");
+	CHECK(chown(slave, UID_A, 5) == 0 && chmod(slave, 0666) == 0, "chown %s: %m", slave);
+	b = hold(slave, UID_B);
+	root = hold(slave, 0);
+	CHECK_ALIVE(&b, true);
+	start_daemon(NULL);
+
+	st = cmd_revoke_as(UID_A, slave, NULL, err, sizeof(err));
+	CHECK(st == 0, "revoke %s as A: exit %d: %s", slave, st, err);
+	CHECK_DEAD(&b);
+	CHECK_DEAD(&root);
+	/* The terminal itself lives on for its owner. */
+	CHECK(write(master, "x", 1) == 1, "master: %m");
+	stop_daemon();
+	close(master);
+}
+
+/* C does not own A's file: EPERM through the library (helper forced too)
+ * and the command, and nothing is touched. */
+static void t_not_owner(void)
+{
+	struct client_result res;
+	struct victim b, root;
+	char err[4096];
+	int st;
+
+	open_scratch();
+	make_owned_file(tpath, UID_A);
+	b = hold(tpath, UID_B);
+	root = hold(tpath, 0);
+	start_daemon(NULL);
+
+	res = lib_revoke_as(UID_C, tpath, 0);
+	CHECK(res.ret == -1 && res.err == EPERM, "C's revoke: %d (%s)", res.ret, strerror(res.err));
+	res = lib_revoke_as(UID_C, tpath, REVOKE_HELPER);
+	CHECK(res.ret == -1 && res.err == EPERM, "C's revoke through the helper: %d (%s)", res.ret,
+	      strerror(res.err));
+	st = cmd_revoke_as(UID_C, tpath, NULL, err, sizeof(err));
+	CHECK(st != 0 && strstr(err, "Operation not permitted"), "command as C: exit %d: %s", st,
+	      err);
+	CHECK_ALIVE(&b, false);
+	CHECK_ALIVE(&root, false);
+	CHECK(log_has("failed: Operation not permitted"), "no log of the refusal");
+	stop_daemon();
+}
+
+/* frevoke through the helper keeps the caller's description, cuts B's. */
+static void t_frevoke_keeps_own(void)
+{
+	struct victim b;
+	int p[2];
+	pid_t pid;
+	int res[3] = {-1, -1, -1};
+
+	open_scratch();
+	make_owned_file(tpath, UID_A);
+	b = hold(tpath, UID_B);
+	start_daemon(NULL);
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
+	pid = fork();
+	CHECK(pid >= 0, "fork: %m");
+	if (pid == 0) {
+		char c[5];
+		int fd;
+
+		become(UID_A);
+		fd = open(tpath, O_RDONLY | O_CLOEXEC);
+		res[0] = frevoke_ex(
+		    fd,
+		    &(struct revoke_opts){.sz = sizeof(struct revoke_opts), .flags = REVOKE_HELPER},
+		    NULL);
+		res[1] = errno;
+		res[2] = (int)pread(fd, c, 5, 0);
+		(void)!write(p[1], res, sizeof(res));
+		_exit(0);
+	}
+	close(p[1]);
+	CHECK(read(p[0], res, sizeof(res)) == sizeof(res), "client died");
+	waitpid(pid, NULL, 0);
+	CHECK(res[0] == 0, "frevoke through the helper: %s", strerror(res[1]));
+	CHECK(res[2] == 5, "A's own descriptor was not kept: pread gave %d", res[2]);
+	CHECK_DEAD(&b);
+	stop_daemon();
+}
+
+/*
+ * Names swapped during a request: the helper revokes the file of the
+ * descriptor it received, whatever the name means by then.
+ *  - A sends an O_PATH descriptor of "link" (-> A's file), then points
+ *    "link" at root's secret before the helper looks: A's file is cut,
+ *    the secret's holders are untouched.
+ *  - A sends a descriptor of the secret, then points "link" at its own
+ *    file: EPERM, nothing cut.
+ *  - A revokes "link" 40 times through the library while root flips it
+ *    between the two files: every call is 0 or EPERM, and the secret's
+ *    holders are never cut.
+ */
+static void t_swap_during_request(void)
+{
+	char mine[160], secret[160], link_path[160], tmp_link[160];
+	struct victim mine_b, secret_b, secret_root;
+	int p[2], results[2] = {-1, -1};
+	pid_t pid, flipper;
+
+	open_scratch();
+	snprintf(mine, sizeof(mine), "%s/mine", tdir);
+	snprintf(secret, sizeof(secret), "%s/secret", tdir);
+	snprintf(link_path, sizeof(link_path), "%s/link", tdir);
+	snprintf(tmp_link, sizeof(tmp_link), "%s/link.new", tdir);
+	make_owned_file(mine, UID_A);
+	make_owned_file(secret, 0);
+	CHECK(symlink("mine", link_path) == 0, "symlink: %m");
+	mine_b = hold(mine, UID_B);
+	secret_b = hold(secret, UID_B);
+	secret_root = hold(secret, 0);
+	start_daemon(NULL);
+	/* A's client may replace the link: the directory is A's for this. */
+	CHECK(chown(tdir, UID_A, UID_A) == 0, "chown: %m");
+
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
+	pid = fork();
+	CHECK(pid >= 0, "fork: %m");
+	if (pid == 0) {
+		int fd;
+
+		become(UID_A);
+		fd = open(link_path, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			_exit(2);
+		/* Swapped after the lookup, before the helper sees it. */
+		if (symlink("secret", tmp_link) < 0 || rename(tmp_link, link_path) < 0)
+			_exit(3);
+		results[0] = raw_revoke_fd(fd, 0);
+		close(fd);
+		fd = open(link_path, O_PATH | O_CLOEXEC); /* the secret now */
+		if (symlink("mine", tmp_link) < 0 || rename(tmp_link, link_path) < 0)
+			_exit(4);
+		results[1] = raw_revoke_fd(fd, 0);
+		(void)!write(p[1], results, sizeof(results));
+		_exit(0);
+	}
+	close(p[1]);
+	CHECK(read(p[0], results, sizeof(results)) == sizeof(results), "client died");
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	CHECK(results[0] == 0, "A's descriptor of its own file: %s", strerror(results[0]));
+	CHECK(results[1] == EPERM, "A's descriptor of the secret: %d (%s), expected EPERM",
+	      results[1], strerror(results[1]));
+	CHECK_DEAD(&mine_b);
+	CHECK_ALIVE(&secret_b, false);
+	CHECK_ALIVE(&secret_root, false);
+
+	/* The race, many times over, through the library. */
+	flipper = fork();
+	CHECK(flipper >= 0, "fork: %m");
+	if (flipper == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		become(UID_A);
+		for (unsigned int i = 0;; i++) {
+			unlink(tmp_link);
+			if (symlink(i & 1 ? "secret" : "mine", tmp_link) == 0)
+				(void)rename(tmp_link, link_path);
+		}
+	}
+	{
+		unsigned int ok = 0, eperm = 0;
+
+		for (int i = 0; i < 40; i++) {
+			struct victim again = hold(mine, UID_B);
+			struct client_result res = lib_revoke_as(UID_A, link_path, 0);
+
+			CHECK(res.ret == 0 || res.err == EPERM || res.err == ENOENT, "call %d: %s",
+			      i, strerror(res.err));
+			ok += res.ret == 0;
+			eperm += res.err == EPERM;
+			send_msg(again.sock, MSG(CMD_QUIT));
+			waitpid(again.pid, NULL, 0);
+			close(again.sock);
+		}
+		kill(flipper, SIGKILL);
+		waitpid(flipper, NULL, 0);
+		fprintf(stderr, "  race: %u cut A's file, %u EPERM\n", ok, eperm);
+	}
+	CHECK_ALIVE(&secret_b, false);
+	CHECK_ALIVE(&secret_root, false);
+	stop_daemon();
+}
+
+/* D floods the helper from 6 processes; A's revokes all succeed meanwhile,
+ * and D was told EAGAIN. */
+static void t_flood(void)
+{
+	const char *args[] = {"--rate", "5", "--max-per-user", "1", NULL};
+	char dfile[160];
+	int p[2];
+	pid_t flooders[6];
+	unsigned int eagain = 0, done = 0;
+
+	open_scratch();
+	make_owned_file(tpath, UID_A);
+	snprintf(dfile, sizeof(dfile), "%s/dfile", tdir);
+	make_owned_file(dfile, UID_D);
+	start_daemon(args);
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
+	for (int i = 0; i < 6; i++) {
+		flooders[i] = fork();
+		CHECK(flooders[i] >= 0, "fork: %m");
+		if (flooders[i] == 0) {
+			uint64_t end = now_ns() + 4000000000ull;
+			unsigned int counts[2] = {0, 0};
+			int fd;
+
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			become(UID_D);
+			fd = open(dfile, O_PATH | O_CLOEXEC);
+			while (now_ns() < end) {
+				int r = raw_revoke_fd(fd, 0);
+
+				counts[0] += r == EAGAIN;
+				counts[1] += r == 0;
+			}
+			(void)!write(p[1], counts, sizeof(counts));
+			_exit(0);
+		}
+	}
+	close(p[1]);
+	msleep(300);
+	for (int i = 0; i < 5; i++) {
+		struct victim b = hold(tpath, UID_B);
+		struct client_result res = lib_revoke_as(UID_A, tpath, 0);
+
+		CHECK(res.ret == 0, "A's revoke %d during the flood: %s", i, strerror(res.err));
+		CHECK(res.helper_pid == daemon_pid, "A's revoke %d: not through the helper", i);
+		CHECK_DEAD(&b);
+		send_msg(b.sock, MSG(CMD_QUIT));
+		waitpid(b.pid, NULL, 0);
+		close(b.sock);
+	}
+	for (int i = 0; i < 6; i++) {
+		unsigned int counts[2];
+
+		CHECK(read(p[0], counts, sizeof(counts)) == sizeof(counts), "flooder died");
+		eagain += counts[0];
+		done += counts[1];
+		waitpid(flooders[i], NULL, 0);
+	}
+	fprintf(stderr, "  flood: D served %u, refused %u (EAGAIN)\n", done, eagain);
+	CHECK(eagain > 0, "D's flood of %u requests was never limited", done);
+	CHECK(done <= 5 * 5 + 5, "D was served %u times in 4 s at 5 per second", done);
+	stop_daemon();
+}
+
+/* Malformed and hostile requests: each gets its error, the helper lives on
+ * and still serves a good request. */
+static void t_malformed(void)
+{
+	/* A dozen requests in a row from us: more than the default rate. */
+	const char *args[] = {"--rate", "1000", NULL};
+	struct raw_req good = {"RVKQ", 1, 0, RAW_TIMEOUT_MS, 1, UINT32_MAX, 16};
+	struct victim b;
+	int fd, s, efd, many[17];
+
+	open_scratch();
+	make_owned_file(tpath, 0);
+	b = hold(tpath, UID_B);
+	start_daemon(args);
+	fd = open(tpath, O_PATH | O_CLOEXEC);
+	CHECK(fd >= 0, "open: %m");
+
+#define EXPECT(r, e, what) CHECK((r) == (e), "%s: %d (%s), expected %s", what, r, strerror(r), #e)
+	{
+		struct raw_req q = good;
+		q.magic = "XXXX";
+		s = raw_connect();
+		raw_send(s, &q, &fd, 1, 0);
+		EXPECT(raw_result(s), EBADMSG, "bad magic");
+		close(s);
+	}
+	{
+		struct raw_req q = good;
+		q.version = 2;
+		s = raw_connect();
+		raw_send(s, &q, &fd, 1, 0);
+		EXPECT(raw_result(s), EPROTONOSUPPORT, "version 2");
+		close(s);
+	}
+	{
+		s = raw_connect();
+		raw_send(s, &good, &fd, 1, 8000); /* 8 KiB more than a request */
+		EXPECT(raw_result(s), EMSGSIZE, "oversized");
+		close(s);
+	}
+	{
+		struct raw_req q = good;
+		q.body_len = 1000;
+		s = raw_connect();
+		raw_send(s, &q, &fd, 1, 0);
+		EXPECT(raw_result(s), EBADMSG, "length field lies");
+		close(s);
+	}
+	{
+		s = raw_connect();
+		raw_send(s, &good, NULL, 0, 0);
+		EXPECT(raw_result(s), EBADMSG, "no descriptor");
+		close(s);
+	}
+	{
+		struct raw_req q = good;
+		q.nfds = 2;
+		s = raw_connect();
+		raw_send(s, &q, &fd, 1, 0);
+		EXPECT(raw_result(s), EBADMSG, "nfds 2, one sent");
+		close(s);
+	}
+	{
+		struct raw_req q = good;
+		q.nfds = 17;
+		for (int i = 0; i < 17; i++)
+			many[i] = fd;
+		s = raw_connect();
+		raw_send(s, &q, many, 17, 0);
+		EXPECT(raw_result(s), EMSGSIZE, "17 descriptors");
+		close(s);
+	}
+	{
+		struct raw_req q = good;
+		q.keep = 1;
+		s = raw_connect();
+		raw_send(s, &q, &fd, 1, 0);
+		EXPECT(raw_result(s), EBADMSG, "keep out of range");
+		close(s);
+	}
+	EXPECT(raw_revoke_fd(fd, REVOKE_UMOUNT), EINVAL, "a mount flag");
+	EXPECT(raw_revoke_fd(fd, 1u << 30), EINVAL, "an unknown flag");
+	efd = eventfd(0, EFD_CLOEXEC);
+	EXPECT(raw_revoke_fd(efd, 0), EINVAL, "an eventfd (anonymous inode)");
+	{
+		/* Silent for 2 s: answered ETIMEDOUT and closed. */
+		s = raw_connect();
+		EXPECT(raw_result(s), ETIMEDOUT, "a silent connection");
+		close(s);
+	}
+	{
+		/* Gone before sending anything. */
+		s = raw_connect();
+		close(s);
+	}
+	CHECK_ALIVE(&b, false);
+	CHECK(kill(daemon_pid, 0) == 0, "revoked died");
+
+	/* Still serving: the good request (root's, for root's file) cuts B. */
+	EXPECT(raw_revoke_fd(fd, 0), 0, "a good request");
+	CHECK_DEAD(&b);
+	{
+		/* Our own descriptor is dead now (it shared the file): sending
+		 * it is sending a dead descriptor. */
+		int dead = open(tpath, O_RDONLY | O_CLOEXEC);
+		struct victim b2;
+
+		CHECK(dead >= 0, "open: %m");
+		b2 = hold(tpath, UID_B);
+		CHECK(revoke(tpath) == 0, "revoke: %m");
+		EXPECT(raw_revoke_fd(dead, 0), EBADF, "a dead descriptor");
+		CHECK_DEAD(&b2);
+	}
+	CHECK(log_has("malformed request"), "no log of the malformed requests");
+	stop_daemon();
+#undef EXPECT
+}
+
+TEST_MAIN("helper", {"spoofer_file_library", t_spoofer_file_library, 60},
+	  {"spoofer_pty_command", t_spoofer_pty_command, 60}, {"not_owner", t_not_owner, 60},
+	  {"frevoke_keeps_own", t_frevoke_keeps_own, 60},
+	  {"swap_during_request", t_swap_during_request, 240}, {"flood", t_flood, 120},
+	  {"malformed", t_malformed, 120})
