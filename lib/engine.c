@@ -133,6 +133,17 @@ static bool cuttable(const struct rv_run *run, struct rv_holder *h, const struct
 	*ret_error = EOPNOTSUPP;
 	if (!k || !k->add_cut || (k->cut_mount_only && !mount))
 		return false;
+	if (k->check) {
+		char why_buf[sizeof(h->pub.reason)];
+		int e = k->check(h, ref, why_buf, sizeof(why_buf));
+
+		if (e) {
+			*ret_error = e;
+			if (!h->pub.reason[0])
+				snprintf(h->pub.reason, sizeof(h->pub.reason), "%s", why_buf);
+			return false;
+		}
+	}
 	/* Code the holder runs: a SIGBUS there would kill it, which a
 	 * forced unmount must not do. */
 	if (mount && ref->type == REVOKE_REF_MAP && (ref->prot & PROT_EXEC)) {

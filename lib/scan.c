@@ -244,6 +244,7 @@ static int check_uring(struct scan_worker *w, int dir, int *fdinfo_dir, int fdd,
 	struct scan_ctx *ctx = w->ctx;
 	const char *cursor = NULL;
 	char link[64], name[4096];
+	uint32_t slot = 0;
 	ssize_t n;
 	int r;
 
@@ -253,14 +254,22 @@ static int check_uring(struct scan_worker *w, int dir, int *fdinfo_dir, int fdd,
 	r = fdinfo_of(w, dir, fdinfo_dir, fd, &(struct rv_fdinfo){0});
 	if (r < 0)
 		return rv_gone_errno(-r) || rv_hidden_errno(-r) || r == -EINVAL ? 0 : r;
-	while ((r = rv_fdinfo_next_user_file(w->buf, &cursor, name, sizeof(name))) != 1) {
+	/* One ref per slot: the cut empties slots (cut.c). A name that
+	 * matches two targets (a mount and a file on it) is one slot, cut once. */
+	while ((r = rv_fdinfo_next_user_slot(w->buf, &cursor, name, sizeof(name), &slot)) != 1) {
 		if (r < 0)
 			continue; /* a name too long to be a target's */
-		for (size_t t = 0; t < ctx->ntargets; t++)
-			if (uring_name_matches(&ctx->names[t], &ctx->targets[t], name) &&
-			    !ref_exists(w, REVOKE_REF_URING, t, fd) &&
-			    !add_ref(w, REVOKE_REF_URING, t, fd))
+		for (size_t t = 0; t < ctx->ntargets; t++) {
+			struct revoke_ref *ref;
+
+			if (!uring_name_matches(&ctx->names[t], &ctx->targets[t], name))
+				continue;
+			ref = add_ref(w, REVOKE_REF_URING, t, fd);
+			if (!ref)
 				return -ENOMEM;
+			ref->offset = slot;
+			break;
+		}
 	}
 	return 0;
 }
