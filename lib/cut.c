@@ -259,6 +259,13 @@ int rv_uring_check(const struct rv_holder *h, const struct revoke_ref *ref, char
 	_cleanup_close_ int copy = -1;
 	int ring = ref->fd;
 
+	if (ref->fd < 0) {
+		snprintf(
+		    why, size,
+		    "maps an io_uring ring it has no descriptor of (IORING_REGISTER_RING_FDS): "
+		    "the ring's files cannot be listed or updated");
+		return EOPNOTSUPP;
+	}
 	if (!h->self) {
 		if (h->pidfd < 0)
 			return 0;

@@ -36,6 +36,7 @@ static struct {
 	bool two_rings;		  /* a second ring: decoy in slot 0, target in slot 1 */
 	bool ring_thread;	  /* ring made (and used) by a second thread */
 	bool pending;		  /* the target is a FIFO; a fixed read waits on it */
+	bool close_ring;	  /* IORING_REGISTER_RING_FDS, then the ring's fd closed */
 } cfg;
 
 enum { CMD_RING_READ = 10, CMD_FD_READ, CMD_ENABLE, CMD_PENDING };
@@ -155,6 +156,16 @@ static void *ring_main(void *arg)
 	}
 	if (!cfg.keep_fd)
 		close(c->fd); /* only the ring holds the file now */
+	if (cfg.close_ring) {
+		/* liburing enters the ring through its registered index now */
+		r = io_uring_register_ring_fd(&ring);
+		if (r != 1) {
+			send_msg(c->sock, MSG(r < 0 ? r : -EIO));
+			victim_recv(c->sock);
+			_exit(0);
+		}
+		close(ring.ring_fd);
+	}
 	send_msg(c->sock, MSG(getpid(), ring.ring_fd, slot, cfg.two_rings ? ring2.ring_fd : -1,
 			      (int64_t)syscall(SYS_gettid)));
 	for (int i = 0; i < 100; i++) {
@@ -544,9 +555,65 @@ static void t_pending_read(void)
 	close(wfd);
 }
 
+/*
+ * A ring whose descriptor is closed (IORING_REGISTER_RING_FDS): it still
+ * reads through its registered index, but no fdinfo lists its files. The
+ * holder may hold the target that way: unreachable, the call refused; with
+ * REVOKE_BEST_EFFORT the rest is cut and the call still fails.
+ */
+static void ring_fd_closed(bool best_effort)
+{
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
+	struct ring_victim u;
+	struct victim b;
+	int r, e;
+
+	setup_files();
+	cfg.close_ring = true;
+	u = spawn_ring();
+	CHECK_RING_READS(&u, 0, u.slot, 'h');
+	b = spawn(holder_main);
+	recv_msg(&b);
+	r = revoke_with(tpath, best_effort ? REVOKE_BEST_EFFORT : 0, &rep);
+	e = errno;
+	CHECK(rep, "no report (%s)", strerror(e));
+	if (rep->engine == REVOKE_ENGINE_SYSCALL) {
+		CHECK(r == 0, "native revoke_ex: %s", strerror(e));
+		CHECK_RING_CUT(&u, 0, u.slot);
+		revoke_report_free(rep);
+		return;
+	}
+	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
+	check_uring_ref(rep, u.v.pid, -1, 0, REVOKE_STATE_UNREACHABLE);
+	h = find_holder(rep, u.v.pid);
+	CHECK(strstr(h->reason, "no descriptor"),
+	      "reason '%s' does not say the ring has no descriptor", h->reason);
+	CHECK(proc_status_field(u.v.pid, "TracerPid") == 0, "ring holder left traced");
+	CHECK_RING_READS(&u, 0, u.slot, 'h');
+	CHECK(proc_status_field(b.pid, "TracerPid") == 0, "other holder left traced");
+	if (best_effort)
+		CHECK_CUT(&b);
+	else
+		CHECK_READS(&b);
+	revoke_report_free(rep);
+}
+
+static void t_ring_fd_closed_refused(void)
+{
+	ring_fd_closed(false);
+}
+
+static void t_ring_fd_closed_best_effort(void)
+{
+	ring_fd_closed(true);
+}
+
 TEST_MAIN("revoke-uring", {"fixed_read_after_revoke", t_fixed_read_after_revoke, 30},
 	  {"fixed_and_fd", t_fixed_and_fd, 30}, {"sparse_table", t_sparse_table, 30},
 	  {"two_rings", t_two_rings, 30}, {"single_issuer", t_single_issuer, 30},
 	  {"single_issuer_other_thread", t_single_issuer_other_thread, 30},
 	  {"disabled_ring", t_disabled_ring, 30}, {"restricted_refused", t_restricted_refused, 30},
-	  {"pending_read", t_pending_read, 30}, )
+	  {"pending_read", t_pending_read, 30},
+	  {"ring_fd_closed_refused", t_ring_fd_closed_refused, 30},
+	  {"ring_fd_closed_best_effort", t_ring_fd_closed_best_effort, 30}, )
