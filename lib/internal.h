@@ -161,6 +161,11 @@ struct rv_proc_stat {
 /* Parses /proc/PID/stat text; comm may contain ')' and spaces. */
 int rv_parse_stat(const char *text, struct rv_proc_stat *ret);
 
+/* vfork.c: whether thread TID of PID waits in vfork() (state D) for a
+ * child that shares its memory: 1 with *RET_CHILD, 0 not (*RET_STATE: its
+ * state), -errno. */
+int rv_vfork_parent(pid_t pid, pid_t tid, char *ret_state, pid_t *ret_child);
+
 struct rv_proc_status {
 	uid_t ruid, euid;
 	char state;
