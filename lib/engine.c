@@ -409,22 +409,22 @@ static size_t wait_vfork_parents(struct rv_run *run)
 {
 	uint64_t deadline = rv_budget_deadline(&run->budget, RV_PH_STOP);
 	_cleanup_free_ bool *done = calloc(run->holders.n + 1, sizeof(bool));
+	_cleanup_free_ pid_t *children = calloc(run->holders.n + 1, sizeof(pid_t));
 	size_t refused = 0;
 
-	if (!done)
+	if (!done || !children)
 		return 0; /* the stop waits for them as for any D state */
 	for (;;) {
 		bool waiting = false;
 
 		for (size_t i = 0; i < run->holders.n; i++) {
 			struct rv_holder *h = &run->holders.v[i];
-			pid_t child = 0;
 			char state = h->state;
 
 			if (done[i] || h->state != 'D' || h->self || h->uninspected ||
 			    h->other_user || h->pub.error || h->tracee)
 				continue;
-			if (rv_vfork_parent(h->pub.pid, h->pub.pid, &state, &child) <= 0) {
+			if (rv_vfork_parent(h->pub.pid, h->pub.pid, &state, &children[i]) <= 0) {
 				/* No longer D, or D for something else (the stop
 				 * waits for that). */
 				h->state = state;
@@ -438,7 +438,7 @@ static size_t wait_vfork_parents(struct rv_run *run)
 			h->pub.error = ETIMEDOUT;
 			snprintf(h->pub.reason, sizeof(h->pub.reason),
 				 "pid %d is a vfork parent waiting for pid %d", (int)h->pub.pid,
-				 (int)child);
+				 (int)children[i]);
 			fail_at(run, RV_PH_STOP, h->pub.pid, h->pub.reason);
 			refused++;
 		}

@@ -163,7 +163,9 @@ int rv_parse_stat(const char *text, struct rv_proc_stat *ret);
 
 /* vfork.c: whether thread TID of PID waits in vfork() (state D) for a
  * child that shares its memory: 1 with *RET_CHILD, 0 not (*RET_STATE: its
- * state), -errno. */
+ * state), -errno. *RET_CHILD is 0 or the child an earlier call found
+ * (then asked about first: a search reads every process's stat without
+ * CONFIG_PROC_CHILDREN). */
 int rv_vfork_parent(pid_t pid, pid_t tid, char *ret_state, pid_t *ret_child);
 
 struct rv_proc_status {

@@ -96,6 +96,9 @@ int rv_vfork_parent(pid_t pid, pid_t tid, char *ret_state, pid_t *ret_child)
 	pid_t child = 0;
 	int r;
 
+	/* The child found last time, still sharing the memory: no search. */
+	if (*ret_child > 0 && !shares_vm(pid, *ret_child))
+		*ret_child = 0;
 	snprintf(name, sizeof(name), "/proc/%d/task/%d/stat", pid, tid);
 	r = read_text(AT_FDCWD, name, buf, sizeof(buf));
 	if (r < 0)
@@ -106,6 +109,8 @@ int rv_vfork_parent(pid_t pid, pid_t tid, char *ret_state, pid_t *ret_child)
 	*ret_state = st.state;
 	if (st.state != 'D')
 		return 0;
+	if (*ret_child > 0)
+		return 1;
 	r = child_listed(pid, tid, &child);
 	if (r == -ENOENT)
 		r = child_scanned(pid, &child);

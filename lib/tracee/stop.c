@@ -227,7 +227,7 @@ static int seize_new(struct rv_tracee *t)
 			 * for we cannot detach either. Wait for it unseized, until
 			 * the deadline. */
 			if (rv_now_ns() >= t->deadline_ns) {
-				pid_t child;
+				pid_t child = 0;
 				char state;
 
 				if (rv_vfork_parent(t->pid, tid, &state, &child) > 0)
@@ -520,7 +520,7 @@ static int stop_timeout(struct rv_tracee *t)
 	 * the one in the D state was never seized: name it all the same. */
 	if (t->unseized_tid) {
 		struct rv_proc_status st = {.state = '?'};
-		pid_t child;
+		pid_t child = 0;
 		char state;
 
 		if (rv_vfork_parent(t->pid, t->unseized_tid, &state, &child) > 0) {
