@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -37,7 +38,10 @@ static struct {
 	bool ring_thread;	  /* ring made (and used) by a second thread */
 	bool pending;		  /* the target is a FIFO; a fixed read waits on it */
 	bool close_ring;	  /* IORING_REGISTER_RING_FDS, then the ring's fd closed */
+	bool fork_child;	  /* a forked child shares the ring (fd and mappings) */
 } cfg;
+
+static pid_t cfg_child; /* the victim's forked child (fork_child) */
 
 enum { CMD_RING_READ = 10, CMD_FD_READ, CMD_ENABLE, CMD_PENDING };
 
@@ -166,8 +170,22 @@ static void *ring_main(void *arg)
 		}
 		close(ring.ring_fd);
 	}
+	if (cfg.fork_child) {
+		pid_t parent = getpid(), child = fork();
+
+		if (child < 0)
+			_exit(2);
+		if (child == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(1);
+			for (;;)
+				pause();
+		}
+		cfg_child = child;
+	}
 	send_msg(c->sock, MSG(getpid(), ring.ring_fd, slot, cfg.two_rings ? ring2.ring_fd : -1,
-			      (int64_t)syscall(SYS_gettid)));
+			      (int64_t)syscall(SYS_gettid), cfg_child));
 	for (int i = 0; i < 100; i++) {
 		struct msg m = victim_recv(c->sock), a;
 
@@ -229,7 +247,7 @@ static void v_ring(int sock)
 struct ring_victim {
 	struct victim v;
 	int ring, slot, ring2;
-	pid_t tid;
+	pid_t tid, child;
 };
 
 static struct ring_victim spawn_ring(void)
@@ -249,6 +267,7 @@ static struct ring_victim spawn_ring(void)
 	rv.slot = (int)m.v[2];
 	rv.ring2 = (int)m.v[3];
 	rv.tid = (pid_t)m.v[4];
+	rv.child = (pid_t)m.v[5];
 	return rv;
 }
 
@@ -387,6 +406,26 @@ static void t_two_rings(void)
 	CHECK_RING_CUT(&u, 0, 0);
 	CHECK_RING_CUT(&u, 1, 1);
 	CHECK_RING_READS(&u, 1, 0, 'd');
+	revoke_report_free(rep);
+}
+
+/* A ring shared with a forked child: both hold the slot; both cut. */
+static void t_shared_after_fork(void)
+{
+	struct revoke_report *rep = NULL;
+	struct ring_victim u;
+
+	setup_files();
+	cfg.fork_child = true;
+	u = spawn_ring();
+	CHECK(u.child > 0, "no child");
+	CHECK(revoke_with(tpath, 0, &rep) == 0, "revoke_ex: %s", strerror(errno));
+	if (!(rep && rep->engine == REVOKE_ENGINE_SYSCALL)) {
+		check_uring_ref(rep, u.v.pid, u.ring, u.slot, REVOKE_STATE_CUT);
+		check_uring_ref(rep, u.child, u.ring, u.slot, REVOKE_STATE_CUT);
+	}
+	CHECK(proc_status_field(u.child, "TracerPid") == 0, "the child left traced");
+	CHECK_RING_CUT(&u, 0, u.slot);
 	revoke_report_free(rep);
 }
 
@@ -611,7 +650,8 @@ static void t_ring_fd_closed_best_effort(void)
 
 TEST_MAIN("revoke-uring", {"fixed_read_after_revoke", t_fixed_read_after_revoke, 30},
 	  {"fixed_and_fd", t_fixed_and_fd, 30}, {"sparse_table", t_sparse_table, 30},
-	  {"two_rings", t_two_rings, 30}, {"single_issuer", t_single_issuer, 30},
+	  {"two_rings", t_two_rings, 30}, {"shared_after_fork", t_shared_after_fork, 30},
+	  {"single_issuer", t_single_issuer, 30},
 	  {"single_issuer_other_thread", t_single_issuer_other_thread, 30},
 	  {"disabled_ring", t_disabled_ring, 30}, {"restricted_refused", t_restricted_refused, 30},
 	  {"pending_read", t_pending_read, 30},
