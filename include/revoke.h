@@ -167,7 +167,7 @@ struct revoke_ref {
 	int map_flags;	     /* MAP: MAP_SHARED or MAP_PRIVATE */
 	uint64_t start;	     /* MAP: address range [start, end) */
 	uint64_t end;
-	uint64_t offset; /* MAP: file offset; FD: file position */
+	uint64_t offset; /* MAP: file offset; FD: file position; URING: the slot */
 };
 
 struct revoke_holder {

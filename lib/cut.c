@@ -18,6 +18,9 @@
  * what it made.
  */
 #include <fcntl.h>
+#include <stddef.h>
+#include <inttypes.h>
+#include <linux/io_uring.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -156,6 +159,136 @@ int rv_cut_add_map(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op)
 		return op;
 	*ret_op = op;
 	return 0;
+}
+
+/*
+ * An io_uring registered file: the slot is emptied in the holder
+ * (io_uring_register from its own thread: a SINGLE_ISSUER ring takes
+ * registrations from its submitter only, on kernels that check, so a probe
+ * that updates nothing comes before the first cut op), after the requests in
+ * flight on the file are cancelled (IORING_REGISTER_SYNC_CANCEL, 6.0; none
+ * to cancel, an empty slot or an older kernel are no failure); a read or
+ * write through the slot then fails with EBADF. Nothing is put in the slot:
+ * an empty slot is no file anybody uses. The cancel waits at most
+ * URING_CANCEL_NS for the requests to end: one the kernel cannot stop (a
+ * read blocked in an io-wq worker of another thread) makes the ref fail
+ * with ETIME, the slot emptied all the same.
+ */
+#define URING_CANCEL_NS 100000000L /* 100 ms */
+
+/* io_uring_register(ring, OPC, ARG, 1), ARG copied into the data. */
+static int add_uring_register(struct rv_cut *c, int ring, int opc, const void *arg, size_t len,
+			      int ptr_at, int ptr_to, unsigned int flags)
+{
+	long args[6] = {ring, opc, 0, 1};
+	int off = rv_prog_data(c->p, arg, len), op, r;
+
+	if (off < 0)
+		return off;
+	if (ptr_at >= 0) {
+		r = rv_prog_data_ptr(c->p, off + ptr_at, off + ptr_to);
+		if (r < 0)
+			return r;
+	}
+	args[2] = off;
+	op = rv_prog_add(c->p, RV_OP_SYSCALL, SYS_io_uring_register, args, flags, -1, -1);
+	if (op < 0)
+		return op;
+	rv_prog_arg_is_data(c->p, op, 2);
+	return op;
+}
+
+/* IORING_REGISTER_FILES_UPDATE of REF's slot with FD (-1 empties it,
+ * IORING_REGISTER_FILES_SKIP changes nothing). */
+static int add_uring_update(struct rv_cut *c, const struct revoke_ref *ref, int32_t fd,
+			    unsigned int flags)
+{
+	struct {
+		struct io_uring_files_update upd;
+		int32_t fd, pad;
+	} a = {.upd = {.offset = (uint32_t)ref->offset}, .fd = fd};
+
+	if (ref->fd < 0 || ref->offset > UINT32_MAX)
+		return -EINVAL;
+	return add_uring_register(c, ref->fd, IORING_REGISTER_FILES_UPDATE, &a, sizeof(a),
+				  offsetof(typeof(a), upd.fds), offsetof(typeof(a), fd), flags);
+}
+
+int rv_cut_add_uring(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op)
+{
+	struct io_uring_sync_cancel_reg sc = {
+	    .fd = (int32_t)ref->offset,
+	    .flags =
+		IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_FD_FIXED,
+	    .timeout = {URING_CANCEL_NS / 1000000000, URING_CANCEL_NS % 1000000000},
+	};
+	int op;
+
+	if (ref->fd < 0 || ref->offset > UINT32_MAX)
+		return -EINVAL;
+	/* uring_outcome() finds it just before the update. */
+	op = add_uring_register(c, ref->fd, IORING_REGISTER_SYNC_CANCEL, &sc, sizeof(sc), -1, -1,
+				RV_OPF_OPTIONAL);
+	if (op < 0)
+		return op;
+	op = add_uring_update(c, ref, -1, 0);
+	if (op < 0)
+		return op;
+	*ret_op = op;
+	return 0;
+}
+
+/* What cutting a URING ref gave: the update's result (1 slot), or the
+ * cancel's ETIME: a request still reads or writes the file. */
+static long uring_outcome(const struct rv_prog *p, int op, long res)
+{
+	long cancel = rv_prog_result(p, op - 1, NULL);
+
+	if (res < 0)
+		return res;
+	if (res != 1)
+		return -EIO;
+	return cancel == -ETIME ? -ETIME : 0;
+}
+
+int rv_uring_check(const struct rv_holder *h, const struct revoke_ref *ref, char *why, size_t size)
+{
+	int32_t skip = IORING_REGISTER_FILES_SKIP;
+	struct io_uring_files_update upd = {.offset = (uint32_t)ref->offset,
+					    .fds = (uint64_t)(uintptr_t)&skip};
+	_cleanup_close_ int copy = -1;
+	int ring = ref->fd;
+
+	if (ref->fd < 0) {
+		snprintf(
+		    why, size,
+		    "maps an io_uring ring it has no descriptor of (IORING_REGISTER_RING_FDS): "
+		    "the ring's files cannot be listed or updated");
+		return EOPNOTSUPP;
+	}
+	if (!h->self) {
+		if (h->pidfd < 0)
+			return 0;
+		copy = (int)syscall(SYS_pidfd_getfd, h->pidfd, ref->fd, 0);
+		if (copy < 0)
+			return 0; /* the holder's own probe (build()) decides */
+		ring = copy;
+	}
+	if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES_UPDATE, &upd, 1) >= 0)
+		return 0;
+	switch (errno) {
+	case EEXIST: /* SINGLE_ISSUER: only in its submitter, which the holder's probe finds */
+		return 0;
+	case EACCES:
+		snprintf(why, size,
+			 "io_uring ring fd %d is restricted: updating its files is not allowed",
+			 ref->fd);
+		return EACCES;
+	default:
+		snprintf(why, size, "io_uring ring fd %d: updating slot %" PRIu64 " fails: %s",
+			 ref->fd, ref->offset, strerror(errno));
+		return errno;
+	}
 }
 
 /*
@@ -308,6 +441,22 @@ static int build(struct rv_holder *h, const struct rv_dead_dir *dd, size_t from,
 	}
 	if (dirs)
 		r = need_dead_dir(&c);
+	/* Each ring's slots can be updated from this thread, before anything
+	 * is cut (a SINGLE_ISSUER ring's submitter may be another thread). */
+	for (i = from; r >= 0 && i < h->pub.nrefs; i++) {
+		const struct revoke_ref *ref = &h->pub.refs[i];
+
+		bool probed = false;
+
+		if (ref->state != REVOKE_STATE_FOUND || ref->type != REVOKE_REF_URING)
+			continue;
+		for (size_t j = from; j < i && !probed; j++)
+			probed = h->pub.refs[j].type == REVOKE_REF_URING &&
+				 h->pub.refs[j].state == REVOKE_STATE_FOUND &&
+				 h->pub.refs[j].fd == ref->fd;
+		if (!probed && c.p->nops + 16 < RV_PROG_MAX_OPS)
+			r = add_uring_update(&c, ref, IORING_REGISTER_FILES_SKIP, RV_OPF_REQUIRED);
+	}
 	if (r >= 0 && root)
 		r = need_cwd_saved(&c);
 	if (r < 0) {
@@ -394,6 +543,8 @@ static void outcomes(struct rv_holder *h, size_t from, size_t to, const struct r
 		res = rv_prog_result(p, ops[i], &ran);
 		if (!ran)
 			res = prep < 0 ? prep : -ECANCELED;
+		else if (ref->type == REVOKE_REF_URING)
+			res = uring_outcome(p, ops[i], res);
 		set_outcome(ref, res < 0 ? (int)res : 0, first);
 	}
 }

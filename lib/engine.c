@@ -142,6 +142,17 @@ static bool cuttable(const struct rv_run *run, struct rv_holder *h, const struct
 	*ret_error = EOPNOTSUPP;
 	if (!k || !k->add_cut || (k->cut_mount_only && !mount))
 		return false;
+	if (k->check) {
+		char why_buf[sizeof(h->pub.reason)];
+		int e = k->check(h, ref, why_buf, sizeof(why_buf));
+
+		if (e) {
+			*ret_error = e;
+			if (!h->pub.reason[0])
+				snprintf(h->pub.reason, sizeof(h->pub.reason), "%s", why_buf);
+			return false;
+		}
+	}
 	/* Code the holder runs: a SIGBUS there would kill it, which a
 	 * forced unmount must not do. */
 	if (mount && ref->type == REVOKE_REF_MAP && (ref->prot & PROT_EXEC)) {
@@ -409,11 +420,69 @@ static int merge_scan(struct rv_run *run, struct rv_holders *fresh, size_t *ret_
  * forked, started a thread or dup'd the descriptor between the scan and its
  * stop. Ends when a scan finds no new holder.
  */
+/*
+ * Holders whose leader waits in vfork() (vfork.c) before anyone is stopped:
+ * their child, often a holder too, must run to its exec or exit, which it
+ * could not while stopped. Waits until the stop phase's deadline; a parent
+ * still waiting then is refused by name (ETIMEDOUT), touched by nobody.
+ * Returns the number refused. A vfork that begins later is waited for by the
+ * stop itself (stop.c), which names the child too when it gives up.
+ */
+static size_t wait_vfork_parents(struct rv_run *run)
+{
+	uint64_t deadline = rv_budget_deadline(&run->budget, RV_PH_STOP);
+	_cleanup_free_ bool *done = calloc(run->holders.n + 1, sizeof(bool));
+	_cleanup_free_ pid_t *children = calloc(run->holders.n + 1, sizeof(pid_t));
+	size_t refused = 0;
+
+	if (!done || !children)
+		return 0; /* the stop waits for them as for any D state */
+	for (;;) {
+		bool waiting = false;
+
+		for (size_t i = 0; i < run->holders.n; i++) {
+			struct rv_holder *h = &run->holders.v[i];
+			char state = h->state;
+
+			if (done[i] || h->state != 'D' || h->self || h->uninspected ||
+			    h->other_user || h->pub.error || h->tracee)
+				continue;
+			if (rv_vfork_parent(h->pub.pid, h->pub.pid, &state, &children[i]) <= 0) {
+				/* No longer D, or D for something else (the stop
+				 * waits for that). */
+				h->state = state;
+				done[i] = true;
+				continue;
+			}
+			if (rv_now_ns() < deadline) {
+				waiting = true;
+				continue;
+			}
+			h->pub.error = ETIMEDOUT;
+			snprintf(h->pub.reason, sizeof(h->pub.reason),
+				 "pid %d is a vfork parent waiting for pid %d", (int)h->pub.pid,
+				 (int)children[i]);
+			fail_at(run, RV_PH_STOP, h->pub.pid, h->pub.reason);
+			refused++;
+		}
+		if (!waiting)
+			return refused;
+		usleep(2000);
+	}
+}
+
 static int stop_until_stable(struct rv_run *run, size_t *ret_failed)
 {
 	struct rv_scan_opts so;
 	size_t failed = 0;
 	int r;
+
+	set_phase(run, RV_PH_STOP, 0);
+	failed = wait_vfork_parents(run);
+	if (failed && !(run->req.flags & REVOKE_BEST_EFFORT)) {
+		*ret_failed = failed;
+		return 0;
+	}
 
 	for (int round = 0; round < RV_MAX_ROUNDS; round++) {
 		struct rv_holders fresh = {};

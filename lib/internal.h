@@ -161,6 +161,13 @@ struct rv_proc_stat {
 /* Parses /proc/PID/stat text; comm may contain ')' and spaces. */
 int rv_parse_stat(const char *text, struct rv_proc_stat *ret);
 
+/* vfork.c: whether thread TID of PID waits in vfork() (state D) for a
+ * child that shares its memory: 1 with *RET_CHILD, 0 not (*RET_STATE: its
+ * state), -errno. *RET_CHILD is 0 or the child an earlier call found
+ * (then asked about first: a search reads every process's stat without
+ * CONFIG_PROC_CHILDREN). */
+int rv_vfork_parent(pid_t pid, pid_t tid, char *ret_state, pid_t *ret_child);
+
 struct rv_proc_status {
 	uid_t ruid, euid;
 	char state;
@@ -192,6 +199,10 @@ int rv_parse_fdinfo(const char *text, struct rv_fdinfo *ret);
  * Returns 0 with NAME (unescaped) filled, 1 at the end, -ENAMETOOLONG.
  */
 int rv_fdinfo_next_user_file(const char *text, const char **cursor, char *name, size_t size);
+/* The same, with the entry's slot in the ring's table (*RET_SLOT, set only
+ * with 0): the index an IORING_REGISTER_FILES_UPDATE names. */
+int rv_fdinfo_next_user_slot(const char *text, const char **cursor, char *name, size_t size,
+			     uint32_t *ret_slot);
 
 struct rv_maps_entry {
 	uint64_t start, end, offset;
@@ -294,6 +305,9 @@ struct rv_prog {
 	size_t nops, cap;
 	uint8_t *data;
 	size_t data_len, data_cap;
+	/* Offsets of 8-byte words of data that hold data offsets: pointers
+	 * inside a structure the ops pass, set once the data's address is known */
+	size_t *data_ptrs, ndata_ptrs;
 	/* After a run: */
 	bool done;  /* the stub reached the program's end */
 	int failed; /* the op that ended it early (RV_OPF_REQUIRED), or -1 */
@@ -305,6 +319,10 @@ int rv_prog_add(struct rv_prog *p, int kind, long nr, const long args[6], unsign
 		int ref, int subst);
 int rv_prog_data(struct rv_prog *p, const void *buf, size_t len);
 void rv_prog_arg_is_data(struct rv_prog *p, int op, int arg);
+/* The 8-byte word at data offset AT becomes the address of data offset TO. */
+int rv_prog_data_ptr(struct rv_prog *p, int at, int to);
+/* Those words, for data placed at ADDR (BUF: the data's copy, written there). */
+void rv_prog_relocate(const struct rv_prog *p, uint8_t *buf, uint64_t addr);
 /* Whether every op of P that ran succeeded and none was skipped by a
  * failure (cleanup ops aside). */
 bool rv_prog_all_ok(const struct rv_prog *p);

@@ -335,6 +335,12 @@ int rv_parse_fdinfo(const char *text, struct rv_fdinfo *ret)
 
 int rv_fdinfo_next_user_file(const char *text, const char **cursor, char *name, size_t size)
 {
+	return rv_fdinfo_next_user_slot(text, cursor, name, size, NULL);
+}
+
+int rv_fdinfo_next_user_slot(const char *text, const char **cursor, char *name, size_t size,
+			     uint32_t *ret_slot)
+{
 	const char *p = *cursor;
 
 	if (!p) {
@@ -354,7 +360,7 @@ int rv_fdinfo_next_user_file(const char *text, const char **cursor, char *name, 
 		/* Entries look like "%5u: NAME"; the first other line ends the list. */
 		while (*q == ' ')
 			q++;
-		if (parse_u64(&q, 10, &idx) < 0 || q[0] != ':' || q[1] != ' ') {
+		if (parse_u64(&q, 10, &idx) < 0 || idx > UINT32_MAX || q[0] != ':' || q[1] != ' ') {
 			*cursor = p;
 			return 1;
 		}
@@ -383,6 +389,8 @@ int rv_fdinfo_next_user_file(const char *text, const char **cursor, char *name, 
 			name[n++] = c;
 		}
 		name[n] = '\0';
+		if (ret_slot)
+			*ret_slot = (uint32_t)idx;
 		return 0;
 	}
 }

@@ -44,7 +44,8 @@ static const struct rv_refkind kinds[] = {
 	.type = REVOKE_REF_URING,
 	.name = "uring",
 	.found_in = RV_FOUND_FDINFO,
-	.unreachable = "an io_uring registered file",
+	.add_cut = rv_cut_add_uring,
+	.check = rv_uring_check,
     },
     {
 	.type = REVOKE_REF_INFLIGHT,

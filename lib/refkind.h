@@ -34,6 +34,10 @@ struct rv_refkind {
 	/* add_cut only when the target is a mount (REVOKE_MOUNT); otherwise
 	 * UNREACHABLE says why. */
 	bool cut_mount_only;
+	/* With add_cut: whether this one can be cut (the holder stopped or
+	 * not); 0, or an errno with WHY set for the holder's reason. */
+	int (*check)(const struct rv_holder *h, const struct revoke_ref *ref, char *why,
+		     size_t size);
 };
 
 /* The entry of TYPE, or NULL. */
@@ -46,5 +50,7 @@ int rv_cut_add_fd(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op);
 int rv_cut_add_map(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op);
 int rv_cut_add_cwd(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op);
 int rv_cut_add_root(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op);
+int rv_cut_add_uring(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op);
+int rv_uring_check(const struct rv_holder *h, const struct revoke_ref *ref, char *why, size_t size);
 
 #endif

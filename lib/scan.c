@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/kcmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -244,23 +245,35 @@ static int check_uring(struct scan_worker *w, int dir, int *fdinfo_dir, int fdd,
 	struct scan_ctx *ctx = w->ctx;
 	const char *cursor = NULL;
 	char link[64], name[4096];
+	uint32_t slot = 0;
 	ssize_t n;
 	int r;
 
 	n = readlinkat(fdd, fdname, link, sizeof(link) - 1);
 	if (n != (ssize_t)strlen(uring) || memcmp(link, uring, (size_t)n) != 0)
 		return 0;
+	if (w->nring_fds < ARRAY_SIZE(w->ring_fds))
+		w->ring_fds[w->nring_fds] = fd;
+	w->nring_fds++;
 	r = fdinfo_of(w, dir, fdinfo_dir, fd, &(struct rv_fdinfo){0});
 	if (r < 0)
 		return rv_gone_errno(-r) || rv_hidden_errno(-r) || r == -EINVAL ? 0 : r;
-	while ((r = rv_fdinfo_next_user_file(w->buf, &cursor, name, sizeof(name))) != 1) {
+	/* One ref per slot: the cut empties slots (cut.c). A name that
+	 * matches two targets (a mount and a file on it) is one slot, cut once. */
+	while ((r = rv_fdinfo_next_user_slot(w->buf, &cursor, name, sizeof(name), &slot)) != 1) {
 		if (r < 0)
 			continue; /* a name too long to be a target's */
-		for (size_t t = 0; t < ctx->ntargets; t++)
-			if (uring_name_matches(&ctx->names[t], &ctx->targets[t], name) &&
-			    !ref_exists(w, REVOKE_REF_URING, t, fd) &&
-			    !add_ref(w, REVOKE_REF_URING, t, fd))
+		for (size_t t = 0; t < ctx->ntargets; t++) {
+			struct revoke_ref *ref;
+
+			if (!uring_name_matches(&ctx->names[t], &ctx->targets[t], name))
+				continue;
+			ref = add_ref(w, REVOKE_REF_URING, t, fd);
+			if (!ref)
 				return -ENOMEM;
+			ref->offset = slot;
+			break;
+		}
 	}
 	return 0;
 }
@@ -506,6 +519,9 @@ static int scan_maps(struct scan_worker *w, int dir, bool have_map_files)
 			*next++ = '\0';
 		if (rv_parse_maps_line(line, &e) < 0)
 			continue;
+		/* IORING_OFF_SQ_RING: one such mapping per ring */
+		if (e.offset == 0 && e.path && strcmp(e.path, "anon_inode:[io_uring]") == 0)
+			w->ring_maps++;
 		if (e.ino == 0) {
 			if (e.path && strcmp(e.path, "[vdso]") == 0)
 				w->tmp.vdso = e.start;
@@ -553,6 +569,38 @@ static int scan_maps(struct scan_worker *w, int dir, bool have_map_files)
 			ref->map_flags = e.map_flags;
 		}
 	}
+	return 0;
+}
+
+/*
+ * A ring it maps but holds no descriptor of (registered with
+ * IORING_REGISTER_RING_FDS and closed, or passed on): no fdinfo lists its
+ * registered files, so it may hold any target. One URING ref without a
+ * descriptor per target, which the userspace engine cannot cut (cut.c).
+ * Dup'd descriptors of one ring count once.
+ */
+static int check_fdless_rings(struct scan_worker *w, pid_t pid)
+{
+	unsigned int held = w->nring_fds;
+
+	if (w->ring_maps == 0 || held < w->ring_maps)
+		goto fdless;
+	for (unsigned int i = 1; i < w->nring_fds && i < ARRAY_SIZE(w->ring_fds); i++)
+		for (unsigned int j = 0; j < i; j++)
+			if (syscall(SYS_kcmp, pid, pid, KCMP_FILE, w->ring_fds[j],
+				    w->ring_fds[i]) == 0) {
+				held--;
+				break;
+			}
+	if (w->ring_maps <= held)
+		return 0;
+fdless:
+	/* Without the anon inodes' device no ring descriptor was recognised. */
+	if (w->ring_maps == 0 || !w->ctx->have_anon_dev)
+		return 0;
+	for (size_t t = 0; t < w->ctx->ntargets; t++)
+		if (!add_ref(w, REVOKE_REF_URING, t, -1))
+			return -ENOMEM;
 	return 0;
 }
 
@@ -630,6 +678,7 @@ int rv_proc_scan_one(struct scan_worker *w, pid_t pid, int *pidfd, struct rv_pro
 	w->tmp.zombie_leader = false;
 	w->tmp.vdso = 0;
 	w->hidden = false;
+	w->nring_fds = w->ring_maps = 0;
 	fmt_uint(name, (unsigned int)pid);
 	pdir = openat(ctx->proc_fd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (pdir < 0)
@@ -656,6 +705,9 @@ int rv_proc_scan_one(struct scan_worker *w, pid_t pid, int *pidfd, struct rv_pro
 	if (r < 0)
 		return r;
 	r = scan_maps(w, dir, dir == pdir);
+	if (r < 0)
+		return r;
+	r = check_fdless_rings(w, pid);
 	if (r < 0)
 		return r;
 	r = scan_links(w, dir);

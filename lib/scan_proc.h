@@ -66,6 +66,11 @@ struct scan_worker {
 	struct rv_holders hs;
 	struct rv_holder tmp; /* the process being scanned */
 	bool hidden;	      /* some of its entries were not ours to read */
+	/* io_uring rings: its descriptors of them (the first few) and the
+	 * rings it maps (SQ ring mappings); more rings mapped than held is a
+	 * ring whose files no fdinfo lists */
+	int ring_fds[16];
+	unsigned int nring_fds, ring_maps;
 	char *buf;
 	size_t bufsize;
 	struct map_key *keys;

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Conformance, part 2: references that live outside the fd tables and the
- * mappings — io_uring fixed files, descriptors in flight in SCM_RIGHTS
- * messages, a working directory, a root directory, an executable. The
- * userspace engine cannot cut them: it must report them (UNREACHABLE), fail
- * with EBUSY and touch nothing, or with REVOKE_BEST_EFFORT cut the rest. The
- * native engine cuts them.
+ * mappings — descriptors in flight in SCM_RIGHTS messages, a working
+ * directory, a root directory, an executable. The userspace engine cannot
+ * cut them: it must report them (UNREACHABLE), fail with EBUSY and touch
+ * nothing, or with REVOKE_BEST_EFFORT cut the rest. The native engine cuts
+ * them. (io_uring fixed files are cut: test-revoke-uring.c; a holder with an
+ * io-wq worker thread is here.)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -60,189 +61,6 @@ static const struct revoke_ref *check_unreachable(const struct revoke_report *re
 	CHECK(ref->error != 0, "unreachable %s ref without an error", revoke_ref_type_name(type));
 	CHECK(h->state != REVOKE_STATE_CUT, "holder with an unreachable ref summarised as cut");
 	return ref;
-}
-
-/* ---- io_uring fixed file ---- */
-
-static bool g_keep_fd; /* the ring holder keeps its ordinary descriptor too */
-#define CMD_PREAD_FD 4
-
-static void v_uring(int sock)
-{
-	struct io_uring ring;
-	int fd, r;
-
-	r = io_uring_queue_init(8, &ring, 0);
-	if (r < 0) {
-		send_msg(sock, MSG(r));
-		victim_recv(sock);
-		_exit(0);
-	}
-	fd = open(tpath, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		_exit(2);
-	r = io_uring_register_files(&ring, &fd, 1);
-	if (r < 0) {
-		send_msg(sock, MSG(r));
-		victim_recv(sock);
-		_exit(0);
-	}
-	if (!g_keep_fd)
-		close(fd); /* only the ring holds the file now */
-	send_msg(sock, MSG(getpid(), ring.ring_fd, fd));
-	for (int i = 0; i < 100; i++) {
-		struct msg m = victim_recv(sock);
-		struct io_uring_cqe *cqe;
-		struct io_uring_sqe *sqe;
-		char buf[8] = {0};
-
-		if (m.v[0] == CMD_PREAD_FD) {
-			ssize_t n = pread(fd, buf, 5, 0);
-
-			send_msg(sock, MSG(n, n < 0 ? errno : 0, buf[0]));
-			continue;
-		}
-
-		if (m.v[0] != CMD_READ)
-			_exit(0);
-		sqe = io_uring_get_sqe(&ring);
-		io_uring_prep_read(sqe, 0, buf, 5, 0);
-		sqe->flags |= IOSQE_FIXED_FILE;
-		io_uring_submit(&ring);
-		r = io_uring_wait_cqe(&ring, &cqe);
-		if (r == 0) {
-			r = cqe->res;
-			io_uring_cqe_seen(&ring, cqe);
-		}
-		send_msg(sock, MSG(r, 0, buf[0]));
-	}
-}
-
-static struct victim spawn_uring(int *ret_ring)
-{
-	struct victim v = spawn(v_uring);
-	struct msg m = recv_msg(&v);
-
-	if (m.v[0] == -ENOSYS || m.v[0] == -EPERM)
-		SKIP("io_uring not available here (%s)", strerror((int)-m.v[0]));
-	CHECK(m.v[0] > 0, "io_uring setup: %s", strerror((int)-m.v[0]));
-	*ret_ring = (int)m.v[1];
-	return v;
-}
-
-static void t_uring_fixed_file_ebusy(void)
-{
-	struct revoke_report *rep = NULL;
-	const struct revoke_ref *ref;
-	struct victim u, b;
-	struct msg m;
-	int r, e, ring;
-
-	make_scratch();
-	make_file(tpath, "hello", 0);
-	u = spawn_uring(&ring);
-	b = spawn(holder_main);
-	recv_msg(&b);
-	r = revoke_path_with(tpath, 0, &rep);
-	e = errno;
-	CHECK(rep, "no report (%s)", strerror(e));
-	if (native(rep)) {
-		CHECK(r == 0, "native revoke_ex: %s", strerror(e));
-		m = ask_read(&u);
-		CHECK(m.v[0] < 0, "the fixed file still reads (%lld) after a native revoke",
-		      (long long)m.v[0]);
-		CHECK_CUT(&b);
-		revoke_report_free(rep);
-		return;
-	}
-	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
-	ref = check_unreachable(rep, u.pid, REVOKE_REF_URING);
-	CHECK(ref->fd == ring, "uring ref fd %d, the ring is fd %d", ref->fd, ring);
-	CHECK(proc_status_field(u.pid, "TracerPid") == 0, "ring holder left traced");
-	m = ask_read(&u);
-	CHECK(m.v[0] == 5 && m.v[2] == 'h', "fixed-file read gave %lld after a failed revoke",
-	      (long long)m.v[0]);
-	CHECK(proc_status_field(b.pid, "TracerPid") == 0, "other holder left traced");
-	CHECK_READS(&b);
-	revoke_report_free(rep);
-}
-
-static void t_uring_fixed_file_best_effort(void)
-{
-	struct revoke_report *rep = NULL;
-	const struct revoke_holder *h;
-	struct victim u, b;
-	struct msg m;
-	int r, e, ring;
-
-	make_scratch();
-	make_file(tpath, "hello", 0);
-	u = spawn_uring(&ring);
-	b = spawn(holder_main);
-	recv_msg(&b);
-	r = revoke_path_with(tpath, REVOKE_BEST_EFFORT, &rep);
-	e = errno;
-	CHECK(rep, "no report (%s)", strerror(e));
-	if (native(rep)) {
-		CHECK(r == 0, "native revoke_ex: %s", strerror(e));
-		m = ask_read(&u);
-		CHECK(m.v[0] < 0, "the fixed file still reads (%lld) after a native revoke",
-		      (long long)m.v[0]);
-		CHECK_CUT(&b);
-		revoke_report_free(rep);
-		return;
-	}
-	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
-	check_unreachable(rep, u.pid, REVOKE_REF_URING);
-	h = find_holder(rep, b.pid);
-	CHECK(h && h->state == REVOKE_STATE_CUT, "other holder not reported cut");
-	CHECK_CUT(&b);
-	m = ask_read(&u);
-	CHECK(m.v[0] == 5, "fixed-file read gave %lld (the ring was left alone)",
-	      (long long)m.v[0]);
-	revoke_report_free(rep);
-}
-
-/* One holder with both: its descriptor is cut, its ring's fixed file is not. */
-static void t_uring_and_fd_best_effort(void)
-{
-	struct revoke_report *rep = NULL;
-	const struct revoke_holder *h;
-	const struct revoke_ref *fdref;
-	struct victim u;
-	struct msg m;
-	int r, e, ring;
-
-	make_scratch();
-	make_file(tpath, "hello", 0);
-	g_keep_fd = true;
-	u = spawn_uring(&ring);
-	r = revoke_path_with(tpath, REVOKE_BEST_EFFORT, &rep);
-	e = errno;
-	CHECK(rep, "no report (%s)", strerror(e));
-	if (native(rep)) {
-		CHECK(r == 0, "native revoke_ex: %s", strerror(e));
-		m = ask_read(&u);
-		CHECK(m.v[0] < 0, "the fixed file still reads (%lld) after a native revoke",
-		      (long long)m.v[0]);
-		revoke_report_free(rep);
-		return;
-	}
-	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
-	check_unreachable(rep, u.pid, REVOKE_REF_URING);
-	h = find_holder(rep, u.pid);
-	fdref = find_ref(h, REVOKE_REF_FD);
-	CHECK(fdref, "the holder's descriptor is not in the report");
-	CHECK(fdref->state == REVOKE_STATE_CUT, "its fd ref state %s, expected cut",
-	      revoke_state_name(fdref->state));
-	send_msg(u.sock, MSG(CMD_PREAD_FD));
-	m = recv_msg(&u);
-	CHECK(m.v[0] == -1 && m.v[1] == EBADF, "the holder's fd: pread gave %lld (%s), not EBADF",
-	      (long long)m.v[0], strerror((int)m.v[1]));
-	m = ask_read(&u);
-	CHECK(m.v[0] == 5, "fixed-file read gave %lld (the ring was left alone)",
-	      (long long)m.v[0]);
-	revoke_report_free(rep);
 }
 
 /* ---- an io_uring worker thread in a holder (never returns to user space) ---- */
@@ -576,10 +394,7 @@ static void t_exe_unreachable(void)
 	revoke_report_free(rep);
 }
 
-TEST_MAIN("revoke-unreachable", {"uring_fixed_file_ebusy", t_uring_fixed_file_ebusy, 30},
-	  {"uring_fixed_file_best_effort", t_uring_fixed_file_best_effort, 30},
-	  {"uring_and_fd_best_effort", t_uring_and_fd_best_effort, 30},
-	  {"uring_worker_in_holder", t_uring_worker_in_holder, 30},
+TEST_MAIN("revoke-unreachable", {"uring_worker_in_holder", t_uring_worker_in_holder, 30},
 	  {"inflight_ebusy", t_inflight_ebusy, 30},
 	  {"inflight_best_effort", t_inflight_best_effort, 30},
 	  {"inflight_sender_closed", t_inflight_sender_closed, 30},

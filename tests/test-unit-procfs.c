@@ -165,6 +165,21 @@ static void test_parse_fdinfo(void)
 				       sizeof(name)) == 0 &&
 		  strcmp(name, "x") == 0,
 	      "empty slot skipped (6.1 format)");
+	{
+		uint32_t slot = 99;
+
+		cursor = NULL;
+		CHECK(rv_fdinfo_next_user_slot("UserFiles:\t9\n    0: <none>\n   17: y\n", &cursor,
+					       name, sizeof(name), &slot) == 0 &&
+			  slot == 17 && strcmp(name, "y") == 0,
+		      "slot of 'y': %u", slot);
+		slot = 99;
+		cursor = NULL;
+		CHECK(rv_fdinfo_next_user_slot("UserFiles:\t1\n 4294967296: z\n", &cursor, name,
+					       sizeof(name), &slot) == 1 &&
+			  slot == 99,
+		      "a slot past 32 bits ends the list, slot untouched");
+	}
 
 	fi.pos = 17;
 	CHECK(rv_parse_fdinfo("flags:\t02\n", &fi) == -EINVAL, "no pos");

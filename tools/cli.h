@@ -138,7 +138,7 @@ struct ref_kind {
 	const char *fd_label; /* REF_FD_OTHER: "ring fd", "socket fd" */
 };
 const struct ref_kind *ref_kind(int type); /* never NULL */
-/* "fd 3", "mapping 7f00-7f10", "io_uring fixed file (ring fd 5)". */
+/* "fd 3", "mapping 7f00-7f10", "io_uring fixed file 0 (ring fd 5)". */
 const char *ref_describe(const struct revoke_ref *r, char *buf, size_t size);
 
 /* output.c (libsmartcols): returns 0, or -errno (write errors: ferror(stdout)). */

@@ -186,8 +186,10 @@ static const struct column columns[COL_COUNT] = {
     [COL_FLAGS] = {"FLAGS", 0, SCOLS_JSON_STRING, 0,
 		   "open flags of a descriptor, protection of a mapping", get_flags},
     [COL_RANGE] = {"RANGE", 0, SCOLS_JSON_STRING, 0, "address range of a mapping (hex)", get_range},
-    [COL_OFFSET] = {"OFFSET", SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, J,
-		    "file position of a descriptor, file offset of a mapping", get_offset},
+    [COL_OFFSET] =
+	{"OFFSET", SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, J,
+	 "file position of a descriptor, file offset of a mapping, slot of an io_uring fixed file",
+	 get_offset},
     [COL_STATE] = {"STATE", 0, SCOLS_JSON_STRING, J,
 		   "found, cut, kept, skipped, failed, unreachable, uninspected", get_state},
     [COL_ERROR] = {"ERROR", SCOLS_FL_TRUNC, SCOLS_JSON_STRING, J,

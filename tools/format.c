@@ -133,6 +133,11 @@ const char *ref_error_string(const struct revoke_holder *h, const struct revoke_
 	if (r->state == REVOKE_STATE_UNREACHABLE && r->error == EOPNOTSUPP && h->reason[0] &&
 	    (r->type == REVOKE_REF_CWD || r->type == REVOKE_REF_ROOT))
 		return h->reason;
+	if ((r->state == REVOKE_STATE_UNREACHABLE || r->state == REVOKE_STATE_FAILED) &&
+	    r->type == REVOKE_REF_URING && h->reason[0])
+		return h->reason;
+	if (r->state == REVOKE_STATE_FAILED && r->type == REVOKE_REF_URING && r->error == EEXIST)
+		return "a SINGLE_ISSUER ring: only its submitter thread may update its files";
 	if (r->state == REVOKE_STATE_UNREACHABLE && r->error == EOPNOTSUPP)
 		return "out of the userspace engine's reach";
 	if (r->state == REVOKE_STATE_UNREACHABLE && r->error == ETXTBSY)
@@ -155,7 +160,7 @@ static const struct ref_kind ref_kinds[] = {
     [REVOKE_REF_CWD] = {0, "cwd", NULL},
     [REVOKE_REF_ROOT] = {0, "root", NULL},
     [REVOKE_REF_EXE] = {0, "exe", NULL},
-    [REVOKE_REF_URING] = {REF_FD_OTHER, "io_uring fixed file", "ring fd"},
+    [REVOKE_REF_URING] = {REF_FD_OTHER | REF_OFFSET, "io_uring fixed file", "ring fd"},
     [REVOKE_REF_INFLIGHT] = {REF_FD_OTHER, "fd in flight", "socket fd"},
     [REVOKE_REF_SWAP] = {0, "swap file", NULL},
     [REVOKE_REF_LOOP] = {0, "loop device backing file", NULL},
@@ -177,6 +182,9 @@ const char *ref_describe(const struct revoke_ref *r, char *buf, size_t size)
 
 	if ((k->fields & REF_FD_NUMBER) && r->fd >= 0)
 		snprintf(buf, size, "%s %d", k->noun, r->fd);
+	else if ((k->fields & REF_FD_OTHER) && (k->fields & REF_OFFSET) && r->fd >= 0)
+		snprintf(buf, size, "%s %" PRIu64 " (%s %d)", k->noun, r->offset, k->fd_label,
+			 r->fd);
 	else if ((k->fields & REF_FD_OTHER) && r->fd >= 0)
 		snprintf(buf, size, "%s (%s %d)", k->noun, k->fd_label, r->fd);
 	else if (k->fields & REF_MAP)

@@ -306,8 +306,20 @@ int rv_task_vma(struct bpf_iter__task_vma *ctx)
 	m = match_file(file, &rec.target);
 	if (m < 0)
 		emit_rescan(ctx->meta->seq, task, leader);
-	if (m <= 0)
+	if (m < 0)
 		return 0;
+	if (!m) {
+		/* A ring it maps: /proc tells whether it also has a descriptor
+		 * of it (whose fdinfo lists its files) or not. */
+		struct inode *inode = BPF_CORE_READ(file, f_path.dentry, d_inode);
+
+		if (inode && (BPF_CORE_READ(inode, i_mode) & S_IFMT) == 0 &&
+		    is_candidate(file, inode)) {
+			fill_ids(&rec, RV_BPF_CANDIDATE, task, leader);
+			bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
+		}
+		return 0;
+	}
 	fill_ids(&rec, RV_BPF_MAP, task, leader);
 	rec.start = BPF_CORE_READ(vma, vm_start);
 	rec.end = BPF_CORE_READ(vma, vm_end);

@@ -27,6 +27,7 @@ void rv_prog_free(struct rv_prog *p)
 	free(p->ops);
 	free(p->data_args);
 	free(p->data);
+	free(p->data_ptrs);
 	free(p);
 }
 
@@ -108,6 +109,34 @@ void rv_prog_arg_is_data(struct rv_prog *p, int op, int arg)
 		p->data_args[op] |= (uint8_t)(1u << arg);
 }
 
+int rv_prog_data_ptr(struct rv_prog *p, int at, int to)
+{
+	uint64_t v = (uint64_t)to;
+	size_t *n;
+
+	if (at < 0 || to < 0 || (size_t)at + sizeof(v) > p->data_len || (size_t)to > p->data_len ||
+	    at % 8)
+		return -EINVAL;
+	n = realloc(p->data_ptrs, (p->ndata_ptrs + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	p->data_ptrs = n;
+	n[p->ndata_ptrs++] = (size_t)at;
+	memcpy(p->data + at, &v, sizeof(v));
+	return 0;
+}
+
+void rv_prog_relocate(const struct rv_prog *p, uint8_t *buf, uint64_t addr)
+{
+	for (size_t i = 0; i < p->ndata_ptrs; i++) {
+		uint64_t v;
+
+		memcpy(&v, buf + p->data_ptrs[i], sizeof(v));
+		v += addr;
+		memcpy(buf + p->data_ptrs[i], &v, sizeof(v));
+	}
+}
+
 long rv_prog_result(const struct rv_prog *p, int op, bool *ret_ran)
 {
 	bool ran = op >= 0 && (size_t)op < p->nops && p->ops[op].state == RV_OP_RAN;
@@ -173,6 +202,8 @@ void rv_prog_run_local(struct rv_prog *p)
 {
 	int failed = -1;
 
+	if (p->data)
+		rv_prog_relocate(p, p->data, (uint64_t)(uintptr_t)p->data);
 	for (size_t i = 0; i < p->nops; i++) {
 		struct rv_op *op = &p->ops[i];
 		struct rv_op *ref = op->ref >= 0 && (size_t)op->ref < i ? &p->ops[op->ref] : NULL;

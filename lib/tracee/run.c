@@ -213,8 +213,10 @@ static int infect(struct rv_tracee *t)
 		op->res = 0;
 	}
 	rv_sib_wake_ops(t, &ctl->ops[P + p->nops]);
-	if (p->data_len)
+	if (p->data_len) {
 		memcpy(buf + (data_addr - low), p->data, p->data_len);
+		rv_prog_relocate(p, buf + (data_addr - low), data_addr);
+	}
 	memcpy(buf + (mask_addr - low), &run_mask, sizeof(run_mask));
 
 	rs->data_low = low;

@@ -227,8 +227,17 @@ static int seize_new(struct rv_tracee *t)
 			 * for we cannot detach either. Wait for it unseized, until
 			 * the deadline. */
 			if (rv_now_ns() >= t->deadline_ns) {
-				snprintf(t->reason, 128, "thread %d would not stop (state %c)", tid,
-					 st.state);
+				pid_t child = 0;
+				char state;
+
+				if (rv_vfork_parent(t->pid, tid, &state, &child) > 0)
+					snprintf(t->reason, 128,
+						 "pid %d is a vfork parent waiting for pid %d",
+						 t->pid, child);
+				else
+					snprintf(t->reason, 128,
+						 "thread %d would not stop (state %c)", tid,
+						 st.state);
 				r = -ETIMEDOUT;
 				goto out;
 			}
@@ -511,7 +520,14 @@ static int stop_timeout(struct rv_tracee *t)
 	 * the one in the D state was never seized: name it all the same. */
 	if (t->unseized_tid) {
 		struct rv_proc_status st = {.state = '?'};
+		pid_t child = 0;
+		char state;
 
+		if (rv_vfork_parent(t->pid, t->unseized_tid, &state, &child) > 0) {
+			snprintf(t->reason, 128, "pid %d is a vfork parent waiting for pid %d",
+				 t->pid, child);
+			return -ETIMEDOUT;
+		}
 		rv_read_status(t->pid, t->unseized_tid, &st);
 		snprintf(t->reason, 128, "thread %d would not stop (state %c)", t->unseized_tid,
 			 st.state);
