@@ -83,4 +83,23 @@ int rv_arch_build_frame(const struct rv_regs *saved, uint64_t ip, uint64_t mask,
  * the restart logic off. */
 void rv_arch_enter_stub(struct rv_regs *r, uint64_t entry, uint64_t sp, uint64_t arg);
 
+/* ---- a second ABI (x86_64's 32-bit tasks) -------------------------------- */
+
+#ifdef RV_ARCH_COMPAT
+/*
+ * The build defines RV_ARCH_COMPAT where threads of a second ABI can be
+ * injected too. The register functions above then take the ABI from the
+ * registers (the argument registers, the frame, the stub's entry); a compat
+ * thread's rv_arch_syscall_nr is the native number of its call, so callers
+ * compare with <sys/syscall.h> numbers alone.
+ */
+bool rv_arch_is_compat(const struct rv_regs *r);
+/* The compat number of native syscall NR when the compat call takes the same
+ * arguments, else -ENOSYS. */
+long rv_arch_compat_nr(long nr);
+/* The stub built for the compat ABI, or NULL (the build had no compiler
+ * for it). */
+const uint8_t *rv_arch_compat_stub(size_t *ret_len);
+#endif
+
 #endif

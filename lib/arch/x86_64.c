@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* x86_64: registers, the syscall instruction and the rt_sigreturn frame. */
+#include <asm/unistd_64.h>
 #include <cpuid.h>
 #include <elf.h>
 #include <signal.h>
@@ -11,6 +12,10 @@
 #include "arch.h"
 #include "internal.h"
 #include "util.h"
+#include "x86_64-ia32.h"
+
+#define NATIVE_NR(native, ia32, callable) __NR_##native,
+const long rv_ia32_native_nrs[] = {RV_IA32_CALLS(NATIVE_NR)};
 
 _Static_assert(sizeof(struct user_regs_struct) <= sizeof(struct rv_regs), "rv_regs too small");
 
@@ -39,6 +44,14 @@ static const struct user_regs_struct *CU(const struct rv_regs *r)
 	return (const struct user_regs_struct *)r->raw;
 }
 
+/* The register functions take the ABI from the registers: a compat
+ * thread's syscall arguments are in ebx, ecx, edx, esi, edi, ebp, its
+ * number in the ia32 table. */
+bool rv_arch_is_compat(const struct rv_regs *r)
+{
+	return CU(r)->cs == X86_64_USER32_CS;
+}
+
 int rv_arch_get_regs(pid_t tid, struct rv_regs *r)
 {
 	struct rv_regs tmp = {};
@@ -63,7 +76,10 @@ long rv_arch_syscall_nr(const struct rv_regs *r)
 	/* orig_rax is -1 outside a syscall; the kernel's restart logic keys off it. */
 	long nr = (long)CU(r)->orig_rax;
 
-	return nr < 0 ? -1 : nr;
+	if (nr < 0)
+		return -1;
+	/* Callers compare with <sys/syscall.h> numbers. */
+	return rv_arch_is_compat(r) ? rv_ia32_native_nr(nr) : nr;
 }
 
 bool rv_arch_syscall_restarts(const struct rv_regs *r)
@@ -80,8 +96,13 @@ long rv_arch_syscall_arg(const struct rv_regs *r, unsigned int i)
 {
 	const struct user_regs_struct *u = CU(r);
 	const unsigned long long v[6] = {u->rdi, u->rsi, u->rdx, u->r10, u->r8, u->r9};
+	const unsigned long long c[6] = {u->rbx, u->rcx, u->rdx, u->rsi, u->rdi, u->rbp};
 
-	return i < 6 ? (long)v[i] : 0;
+	if (i >= 6)
+		return 0;
+	/* Zero-extended: the compat entry uses the low halves (a descriptor
+	 * is compared as an int, a pointer is an unsigned 32-bit one). */
+	return rv_arch_is_compat(r) ? (long)(uint32_t)c[i] : (long)v[i];
 }
 
 uint64_t rv_arch_ip(const struct rv_regs *r)
@@ -111,6 +132,15 @@ void rv_arch_prepare_syscall(struct rv_regs *r, uint64_t ip, long nr, const long
 	/* -1: when the thread leaves a stop inside get_signal(), the kernel
 	 * must not treat the injected call as an interrupted one to restart. */
 	u->orig_rax = (unsigned long)-1;
+	if (rv_arch_is_compat(r)) {
+		u->rbx = (uint32_t)args[0];
+		u->rcx = (uint32_t)args[1];
+		u->rdx = (uint32_t)args[2];
+		u->rsi = (uint32_t)args[3];
+		u->rdi = (uint32_t)args[4];
+		u->rbp = (uint32_t)args[5];
+		return;
+	}
 	u->rdi = (unsigned long)args[0];
 	u->rsi = (unsigned long)args[1];
 	u->rdx = (unsigned long)args[2];
@@ -146,7 +176,11 @@ void rv_arch_enter_stub(struct rv_regs *r, uint64_t entry, uint64_t sp, uint64_t
 
 	u->rip = entry;
 	u->rsp = sp;
-	u->rdi = arg;
+	/* The ia32 stub's entry is regparm(1): its argument in eax. */
+	if (rv_arch_is_compat(r))
+		u->rax = arg;
+	else
+		u->rdi = arg;
 	/* Leaving the stop must not restart the syscall the thread was in:
 	 * the frame puts it back. */
 	u->orig_rax = (unsigned long)-1;
@@ -249,6 +283,15 @@ int rv_arch_get_fpu(pid_t tid, void *buf, size_t *len)
 	iov.iov_len = FXSAVE_SIZE;
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRFPREG, &iov) < 0)
 		return negative_errno();
+	/* A compat thread's regsets are the 32-bit view: NT_PRFPREG is the
+	 * 108-byte FSAVE image there, FXSAVE is NT_PRXFPREG. */
+	if (iov.iov_len != FXSAVE_SIZE) {
+		iov.iov_len = FXSAVE_SIZE;
+		if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRXFPREG, &iov) < 0)
+			return negative_errno();
+		if (iov.iov_len != FXSAVE_SIZE)
+			return -EIO;
+	}
 	memset((uint8_t *)buf + SW_BYTES_OFFSET, 0, sizeof(struct fpx_sw_bytes));
 	*len = FXSAVE_SIZE;
 	return 0;
@@ -256,11 +299,14 @@ int rv_arch_get_fpu(pid_t tid, void *buf, size_t *len)
 
 size_t rv_arch_frame_size(size_t fpu_len)
 {
-	/* FPU state + MAGIC2, 64-byte alignment, the frame, 16-byte alignment. */
-	return fpu_len + 4 + 64 + sizeof(struct k_rt_sigframe) + 32;
+	/* FPU state + MAGIC2, 64-byte alignment, the frame, 16-byte alignment;
+	 * enough for an ia32 frame too. */
+	size_t native = 4 + 64 + sizeof(struct k_rt_sigframe) + 32;
+
+	return fpu_len + (native > rv_ia32_frame_overhead() ? native : rv_ia32_frame_overhead());
 }
 
-static uint64_t restart_ip_ax(const struct user_regs_struct *u, uint64_t *ax)
+uint64_t rv_x86_restart_ip_ax(const struct user_regs_struct *u, uint64_t *ax)
 {
 	long ret = (long)u->rax;
 
@@ -294,6 +340,9 @@ int rv_arch_build_frame(const struct rv_regs *saved, uint64_t ip, uint64_t mask,
 	size_t size = rv_arch_frame_size(fpu_len);
 	bool xstate;
 
+	if (rv_arch_is_compat(saved))
+		return rv_ia32_build_frame(u, ip, mask, fpu, fpu_len, top, buf, ret_low, ret_sp,
+					   ret_altstack);
 	if (fpu_len < FXSAVE_SIZE || fpu_len > RV_ARCH_FPU_MAX)
 		return -EINVAL;
 	/* As the kernel's get_sigframe(): the FPU state 64-byte aligned
@@ -325,7 +374,7 @@ int rv_arch_build_frame(const struct rv_regs *saved, uint64_t ip, uint64_t mask,
 	sc->dx = u->rdx;
 	sc->cx = u->rcx;
 	sc->sp = u->rsp;
-	sc->ip = restart_ip_ax(u, &ax);
+	sc->ip = rv_x86_restart_ip_ax(u, &ax);
 	if (ip)
 		sc->ip = ip;
 	sc->ax = ax;

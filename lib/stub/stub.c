@@ -7,14 +7,31 @@
  *
  * Built without libc, relocations or data (lib/stub/meson.build checks): one
  * function at offset 0, position independent, integer registers only (the
- * frame restores the FPU state it never touches).
+ * frame restores the FPU state it never touches). On x86_64 it is built a
+ * second time for 32-bit (ia32) holders (-m32): long and pointers are then
+ * 32 bits wide while the control block keeps its 64-bit fields.
  */
 #include "stub-abi.h"
 #include STUB_ARCH_H /* lib/arch/<arch>-stub.h, chosen by the build */
 
+#ifndef RV_STUB_ENTRY_ATTR
+#define RV_STUB_ENTRY_ATTR
+#endif
+
+/* The library writes the control block with the 64-bit layout; a 32-bit
+ * build (4-byte alignment of 64-bit fields) must read the same offsets. */
+_Static_assert(sizeof(struct rv_op) == 72 && __builtin_offsetof(struct rv_op, args) == 16,
+	       "rv_op layout");
+_Static_assert(__builtin_offsetof(struct rv_stub_ctl, orig_mask) == 32 &&
+		   __builtin_offsetof(struct rv_stub_ctl, sigreturn_sp) == 152 &&
+		   __builtin_offsetof(struct rv_stub_ctl, ops) == 160,
+	       "rv_stub_ctl layout");
+
 static inline __attribute__((always_inline)) long run_op(struct rv_op *op)
 {
-	long r, *a = (long *)op->args;
+	const long a[6] = {(long)op->args[0], (long)op->args[1], (long)op->args[2],
+			   (long)op->args[3], (long)op->args[4], (long)op->args[5]};
+	long r;
 
 	switch (op->kind) {
 	case RV_OP_SYSCALL:
@@ -67,12 +84,14 @@ static inline __attribute__((always_inline)) long run_op(struct rv_op *op)
 		r = rv_stub_syscall(RV_STUB_NR_mmap, a[1], a[2], a[3], a[4], a[0], 0);
 		if (r < 0 && r > -4096)
 			return r;
-		return r == a[1] ? 0 : -14; /* EFAULT: placed elsewhere */
+		/* Unsigned: a 32-bit holder's addresses above 2 GiB. */
+		return (unsigned long)r == (unsigned long)a[1] ? 0 : -14; /* EFAULT: elsewhere */
 	}
 	return -38; /* ENOSYS */
 }
 
-__attribute__((noreturn, used, section(".text"))) void rv_stub_entry(struct rv_stub_ctl *c)
+__attribute__((noreturn, used, section(".text"))) RV_STUB_ENTRY_ATTR void
+rv_stub_entry(struct rv_stub_ctl *c)
 {
 	int failed = -1;
 
@@ -102,7 +121,8 @@ __attribute__((noreturn, used, section(".text"))) void rv_stub_entry(struct rv_s
 		for (int i = 0; i < c->nstop_sigs && i < 24 && !sig; i++) {
 			int s = c->stop_sigs[i];
 			uint64_t bit = 1ull << (s - 1);
-			long act[4] = {0};
+			/* 32 bytes for struct sigaction, 20 for a 32-bit one */
+			long act[8];
 
 			if ((c->orig_mask & bit) ||
 			    rv_stub_syscall(RV_STUB_NR_rt_sigaction, s, 0, (long)act, 8, 0, 0) < 0)

@@ -4,7 +4,8 @@
  *
  * Code: the tail of the vDSO's last page, after the image (its last section
  * and the section header table): mapped executable in every process, the
- * same image in every process of this kernel, never executed. Failing that
+ * same image in every process of this kernel, never executed (a 32-bit
+ * holder has the kernel's ia32 vDSO: place_vdso32). Failing that
  * (a process that unmapped its vDSO), the tail of an executable ELF
  * segment's last page. A debugger's write (FOLL_FORCE) gives the holder a
  * private copy of that page; the bytes are put back when the program is
@@ -125,11 +126,94 @@ static int place_vdso(struct rv_tracee *t, size_t len, uint64_t *ret_addr)
 	return 0;
 }
 
+/* An ELF file's program headers, of either class, as 64-bit ones. */
+static int read_phdrs(struct rv_tracee *t, uint64_t base, size_t map_len, Elf64_Phdr *ph,
+		      size_t max, size_t *ret_n)
+{
+	unsigned char ident[EI_NIDENT];
+
+	if (rv_mem_read(t, base, ident, sizeof(ident)) < 0 || memcmp(ident, ELFMAG, SELFMAG) != 0)
+		return -ENOEXEC;
+	if (ident[EI_CLASS] == ELFCLASS64) {
+		Elf64_Ehdr eh;
+
+		if (rv_mem_read(t, base, &eh, sizeof(eh)) < 0 ||
+		    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > max ||
+		    eh.e_phoff + eh.e_phnum * sizeof(Elf64_Phdr) > map_len ||
+		    rv_mem_read(t, base + eh.e_phoff, ph, eh.e_phnum * sizeof(Elf64_Phdr)) < 0)
+			return -ENOEXEC;
+		*ret_n = eh.e_phnum;
+		return 0;
+	}
+	if (ident[EI_CLASS] == ELFCLASS32) {
+		Elf32_Ehdr eh;
+		Elf32_Phdr p32[32];
+
+		if (rv_mem_read(t, base, &eh, sizeof(eh)) < 0 ||
+		    eh.e_phentsize != sizeof(Elf32_Phdr) || eh.e_phnum > max ||
+		    eh.e_phnum > ARRAY_SIZE(p32) ||
+		    eh.e_phoff + eh.e_phnum * sizeof(Elf32_Phdr) > map_len ||
+		    rv_mem_read(t, base + eh.e_phoff, p32, eh.e_phnum * sizeof(Elf32_Phdr)) < 0)
+			return -ENOEXEC;
+		for (unsigned int i = 0; i < eh.e_phnum; i++)
+			ph[i] = (Elf64_Phdr){.p_type = p32[i].p_type,
+					     .p_flags = p32[i].p_flags,
+					     .p_offset = p32[i].p_offset,
+					     .p_filesz = p32[i].p_filesz};
+		*ret_n = eh.e_phnum;
+		return 0;
+	}
+	return -ENOEXEC;
+}
+
+/*
+ * A 32-bit holder's vDSO is the kernel's ia32 image, which we do not have
+ * mapped ourselves: its unused tail is found from its own section headers,
+ * read from the holder ([vdso] is the kernel's mapping: no one else's
+ * bytes). MAPS is the holder's maps, LEN the room needed.
+ */
+static int place_vdso32(struct rv_tracee *t, FILE *maps, size_t len, uint64_t *ret_addr)
+{
+	char line[512];
+	uint64_t base = 0, map_len = 0;
+	Elf32_Ehdr eh;
+	Elf32_Shdr sh[64];
+	uint64_t end;
+
+	while (fgets(line, sizeof(line), maps)) {
+		struct rv_maps_entry e;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (rv_parse_maps_line(line, &e) == 0 && e.path && strcmp(e.path, "[vdso]") == 0) {
+			base = e.start;
+			map_len = e.end - e.start;
+			break;
+		}
+	}
+	rewind(maps);
+	if (!base || rv_mem_read(t, base, &eh, sizeof(eh)) < 0 ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS32 ||
+	    eh.e_machine != EM_386 || eh.e_shentsize != sizeof(Elf32_Shdr) ||
+	    eh.e_shnum > ARRAY_SIZE(sh) ||
+	    (end = eh.e_shoff + (uint64_t)eh.e_shnum * sizeof(Elf32_Shdr)) > map_len ||
+	    rv_mem_read(t, base + eh.e_shoff, sh, eh.e_shnum * sizeof(Elf32_Shdr)) < 0)
+		return -ENOSPC;
+	for (unsigned int i = 0; i < eh.e_shnum; i++)
+		if (sh[i].sh_type != SHT_NOBITS && (uint64_t)sh[i].sh_offset + sh[i].sh_size > end)
+			end = (uint64_t)sh[i].sh_offset + sh[i].sh_size;
+	end = (end + 63) & ~63ull;
+	if (end >= map_len || map_len - end < len)
+		return -ENOSPC;
+	*ret_addr = base + end;
+	return 0;
+}
+
 /*
  * Otherwise the tail of an executable ELF segment: the bytes between the end
  * of its file content (p_filesz) and the end of its last page are mapped
- * executable but belong to no segment's code. The ELF header is read from
- * the file's mapping at offset 0.
+ * executable but belong to no segment's code. The ELF header (of either
+ * class: a 32-bit holder's files are ELF32) is read from the file's mapping
+ * at offset 0.
  */
 static int place_elf_tail(struct rv_tracee *t, size_t len, uint64_t *ret_addr)
 {
@@ -143,10 +227,12 @@ static int place_elf_tail(struct rv_tracee *t, size_t len, uint64_t *ret_addr)
 	f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : negative_errno();
+	if (t->compat)
+		r = place_vdso32(t, f, len, ret_addr);
 	while (r == -ENOSPC && fgets(line, sizeof(line), f)) {
 		struct rv_maps_entry e;
-		Elf64_Ehdr eh;
 		Elf64_Phdr ph[32];
+		size_t nph;
 
 		line[strcspn(line, "\n")] = '\0';
 		if (rv_parse_maps_line(line, &e) < 0 || !e.path || e.path[0] != '/')
@@ -159,15 +245,10 @@ static int place_elf_tail(struct rv_tracee *t, size_t len, uint64_t *ret_addr)
 		    first.dev_major != e.dev_major || first.dev_minor != e.dev_minor ||
 		    first.ino != e.ino)
 			continue;
-		if (rv_mem_read(t, first.start, &eh, sizeof(eh)) < 0 ||
-		    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-		    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) ||
-		    eh.e_phnum > ARRAY_SIZE(ph) ||
-		    eh.e_phoff + eh.e_phnum * sizeof(Elf64_Phdr) > first.end - first.start ||
-		    rv_mem_read(t, first.start + eh.e_phoff, ph, eh.e_phnum * sizeof(Elf64_Phdr)) <
-			0)
+		if (read_phdrs(t, first.start, first.end - first.start, ph, ARRAY_SIZE(ph), &nph) <
+		    0)
 			continue;
-		for (unsigned int i = 0; i < eh.e_phnum; i++) {
+		for (unsigned int i = 0; i < nph; i++) {
 			uint64_t seg_end;
 
 			if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X) ||
@@ -177,7 +258,10 @@ static int place_elf_tail(struct rv_tracee *t, size_t len, uint64_t *ret_addr)
 			/* The segment's last byte of content, in this mapping. */
 			seg_end = e.start + (ph[i].p_offset + ph[i].p_filesz - e.offset);
 			seg_end = (seg_end + 63) & ~63ull;
-			if (seg_end < e.end && e.end - seg_end >= len) {
+			/* 32-bit code runs below 4 GiB only (a 64-bit process
+			 * in a 32-bit code segment has its files above). */
+			if (seg_end < e.end && e.end - seg_end >= len &&
+			    (!t->compat || e.end <= 1ull << 32)) {
 				*ret_addr = seg_end;
 				r = 0;
 				break;
@@ -190,7 +274,7 @@ static int place_elf_tail(struct rv_tracee *t, size_t len, uint64_t *ret_addr)
 
 int rv_place_code(struct rv_tracee *t, size_t len, uint64_t *ret_addr)
 {
-	int r = place_vdso(t, len, ret_addr);
+	int r = t->compat ? -ENOSPC : place_vdso(t, len, ret_addr);
 
 	if (r == -ENOSPC)
 		r = place_elf_tail(t, len, ret_addr);

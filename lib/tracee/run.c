@@ -33,6 +33,55 @@
 #include "stub-blob.h"
 #include "tracee.h"
 
+/* ---- the holder's ABI ------------------------------------------------------ */
+
+/* A thread not of the native ABI can be injected into where the build has
+ * a stub for it (x86_64's 32-bit holders). */
+static bool abi_supported(const struct rv_regs *r)
+{
+#ifdef RV_ARCH_COMPAT
+	size_t len;
+
+	return rv_arch_is_compat(r) && rv_arch_compat_stub(&len);
+#else
+	(void)r;
+	return false;
+#endif
+}
+
+static const uint8_t *stub_code(const struct rv_tracee *t, size_t *ret_len)
+{
+#ifdef RV_ARCH_COMPAT
+	if (t->compat)
+		return rv_arch_compat_stub(ret_len);
+#endif
+	*ret_len = sizeof(rv_stub_blob);
+	return rv_stub_blob;
+}
+
+int rv_run_abi_ops(const struct rv_tracee *t, struct rv_op *ops, size_t n)
+{
+	if (!t->compat)
+		return 0;
+#ifdef RV_ARCH_COMPAT
+	for (size_t i = 0; i < n; i++) {
+		long nr;
+
+		if (ops[i].kind != RV_OP_SYSCALL)
+			continue;
+		nr = rv_arch_compat_nr(ops[i].nr);
+		if (nr < 0)
+			return -EOPNOTSUPP;
+		ops[i].nr = (int32_t)nr;
+	}
+	return 0;
+#else
+	(void)ops;
+	(void)n;
+	return -EOPNOTSUPP;
+#endif
+}
+
 /* ---- picking the injecting thread ---------------------------------------- */
 
 /* Where the saved ip sits in an rseq critical section, the thread goes
@@ -75,8 +124,16 @@ int rv_run_pick(struct rv_tracee *t, struct rv_thread *th)
 			 th->tid);
 		return r;
 	}
-	if (!rv_arch_is_native(&regs)) {
-		snprintf(t->run.why, sizeof(t->run.why), "a 32-bit (compat) process");
+	if (!rv_arch_is_native(&regs) && !abi_supported(&regs)) {
+		snprintf(t->run.why, sizeof(t->run.why),
+			 "a 32-bit (compat) process (this build has no 32-bit stub)");
+		return -EOPNOTSUPP;
+	}
+	/* A 64-bit process that far-jumped into a 32-bit code segment: its
+	 * stack (and the frame we would put there) is out of 32-bit reach. */
+	if (!rv_arch_is_native(&regs) && rv_arch_sp(&regs) > UINT32_MAX) {
+		snprintf(t->run.why, sizeof(t->run.why),
+			 "32-bit code with its stack above 4 GiB (a 64-bit process)");
 		return -EOPNOTSUPP;
 	}
 	if (ptrace(PTRACE_GETSIGMASK, th->tid, (void *)sizeof(mask), &mask) < 0)
@@ -86,6 +143,7 @@ int rv_run_pick(struct rv_tracee *t, struct rv_thread *th)
 	t->sigmask = mask;
 	t->mask_saved = true;
 	t->in_syscall = rv_arch_syscall_nr(&regs) >= 0;
+	t->compat = !rv_arch_is_native(&regs);
 	t->where = AT_SIGNAL_STOP;
 	check_rseq(t);
 	return 0;
@@ -124,6 +182,7 @@ static int infect(struct rv_tracee *t)
 	uint64_t run_mask;
 	_cleanup_free_ uint8_t *fpu = NULL, *frame = NULL, *buf = NULL;
 	struct rv_stub_ctl *ctl;
+	const uint8_t *code;
 	pid_t tid = t->inj->tid;
 	int r;
 
@@ -137,7 +196,7 @@ static int infect(struct rv_tracee *t)
 		snprintf(rs->why, sizeof(rs->why), "cannot read the FPU state of thread %d", tid);
 		return r;
 	}
-	rs->code_len = sizeof(rv_stub_blob);
+	code = stub_code(t, &rs->code_len);
 	r = rv_place_code(t, rs->code_len, &rs->code_addr);
 	if (r < 0) {
 		snprintf(rs->why, sizeof(rs->why),
@@ -213,6 +272,13 @@ static int infect(struct rv_tracee *t)
 		op->res = 0;
 	}
 	rv_sib_wake_ops(t, &ctl->ops[P + p->nops]);
+	r = rv_run_abi_ops(t, ctl->ops, nops);
+	if (r < 0) {
+		uninfect_memory(t);
+		snprintf(rs->why, sizeof(rs->why),
+			 "a 32-bit (compat) process: a call of the cut has no 32-bit equivalent");
+		return r;
+	}
 	if (p->data_len) {
 		memcpy(buf + (data_addr - low), p->data, p->data_len);
 		rv_prog_relocate(p, buf + (data_addr - low), data_addr);
@@ -247,7 +313,7 @@ static int infect(struct rv_tracee *t)
 		return r == -EFAULT ? -ENOSPC : r;
 	}
 	rs->code_written = true;
-	r = rv_mem_poke_text(t, rs->code_addr, rv_stub_blob, rs->code_len);
+	r = rv_mem_poke_text(t, rs->code_addr, code, rs->code_len);
 	if (r < 0) {
 		uninfect_memory(t);
 		snprintf(rs->why, sizeof(rs->why), "cannot write the cut's code: %s", strerror(-r));
@@ -428,6 +494,7 @@ static int prepare(struct rv_tracee *t)
 		struct rv_thread *th = &t->threads[i], *was = t->inj;
 		struct rv_regs saved = t->saved;
 		uint64_t mask = t->sigmask;
+		bool compat = t->compat;
 
 		if (th == was || th->gone || !th->stopped)
 			continue;
@@ -436,6 +503,7 @@ static int prepare(struct rv_tracee *t)
 			t->inj = was;
 			t->saved = saved;
 			t->sigmask = mask;
+			t->compat = compat;
 			t->in_syscall = rv_arch_syscall_nr(&saved) >= 0;
 			check_rseq(t);
 			r = -ENOSPC;

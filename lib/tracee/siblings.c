@@ -165,6 +165,9 @@ static int infect_one(struct rv_tracee *t, struct rv_sibling *s)
 		    .ref = -1,
 		    .subst = -1,
 		    .args = {(int64_t)go_addr, FUTEX_WAIT_PRIVATE, 0, (int64_t)ts_addr}};
+	r = rv_run_abi_ops(t, ctl->ops, nops);
+	if (r < 0)
+		return r;
 
 	s->saved_data = malloc(len);
 	if (!s->saved_data)
@@ -198,7 +201,9 @@ int rv_sib_infect(struct rv_tracee *t)
 
 		if (th == t->inj || th->gone || !th->stopped)
 			continue;
-		if (rv_arch_get_regs(th->tid, &s.saved) < 0 || !rv_arch_is_native(&s.saved) ||
+		/* The stub in place is for the injecting thread's ABI. */
+		if (rv_arch_get_regs(th->tid, &s.saved) < 0 ||
+		    !rv_arch_is_native(&s.saved) != t->compat ||
 		    !blocked_on_target(rs->prog, &s.saved))
 			continue;
 		if (ptrace(PTRACE_GETSIGMASK, th->tid, (void *)sizeof(s.mask), &s.mask) < 0)

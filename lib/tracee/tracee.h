@@ -91,6 +91,7 @@ struct rv_tracee {
 	uint64_t sigmask;      /* its signal mask when it stopped */
 	bool mask_saved;
 	bool in_syscall;
+	bool compat; /* the injecting thread runs the compat ABI (a 32-bit holder) */
 	int where;
 	bool rseq_abort;
 	uint64_t rseq_abort_ip;
@@ -201,6 +202,9 @@ int rv_mem_poke_text(struct rv_tracee *t, uint64_t addr, const void *buf, size_t
 /* Where LEN bytes of code can go in T: bytes its own code never runs (the
  * padding after the vDSO image), all zero or already our stub. -ENOSPC. */
 int rv_place_code(struct rv_tracee *t, size_t len, uint64_t *ret_addr);
+/* The syscall numbers of OPS (native ones) in T's ABI: -EOPNOTSUPP for a
+ * call the compat ABI has not with the same arguments (run.c). */
+int rv_run_abi_ops(const struct rv_tracee *t, struct rv_op *ops, size_t n);
 /* The signals the stub may stop with, in order, and which of them the
  * kernel ignores by default (stub-abi.h). */
 void rv_place_stop_signals(struct rv_stub_ctl *ctl);
