@@ -36,7 +36,10 @@ void rv_wake_free(struct rv_wake *w)
 
 static bool is_epoll_wait(long nr)
 {
-	return nr == SYS_epoll_wait || nr == SYS_epoll_pwait
+	return nr == SYS_epoll_pwait
+#ifdef SYS_epoll_wait /* not in the generic table (aarch64) */
+	       || nr == SYS_epoll_wait
+#endif
 #ifdef SYS_epoll_pwait2
 	       || nr == SYS_epoll_pwait2
 #endif
