@@ -71,6 +71,7 @@ _Static_assert(A64_SVC < sizeof(((struct rv_regs *)0)->raw) / 8, "rv_regs too sm
 const uint8_t rv_arch_syscall_insn[] = {0x01, 0x00, 0x00, 0xd4};
 const size_t rv_arch_syscall_insn_len = sizeof(rv_arch_syscall_insn);
 const size_t rv_arch_red_zone = 0;
+const bool rv_arch_arg0_lost = true;
 
 static bool is_restart(int64_t ret)
 {
