@@ -240,6 +240,14 @@ int rv_parse_locks_line(const char *line, struct rv_lock_entry *ret);
 /* Checked decimal parser for /proc names: 0 ok, -EINVAL otherwise. */
 int rv_parse_int(const char *s, int *ret);
 
+/* /proc/PID/task/TID/syscall of a thread blocked in a syscall: "NR 0xARG0 ...
+ * 0xARG5 0xSP 0xPC". -ENOENT for "running" or "-1 ..." (in no syscall). */
+struct rv_proc_syscall {
+	long nr;
+	uint64_t args[6];
+};
+int rv_parse_syscall(const char *text, struct rv_proc_syscall *ret);
+
 /* ---- stopping processes (ptrace.c) --------------------------------------- */
 
 struct rv_tracee; /* one process (thread group), all its threads stopped */
@@ -382,6 +390,10 @@ uint64_t rv_tracee_stopped_ns(const struct rv_tracee *t);
  * past the last. */
 int rv_tracee_thread_regs(const struct rv_tracee *t, size_t i, pid_t *ret_tid,
 			  struct rv_regs *ret_regs);
+/* The first argument of the call thread TID (registers REGS) returned from,
+ * where the registers lost it (rv_arch_arg0_lost): what /proc showed while
+ * it blocked, if the rest of the call matches; -1 if unknown. */
+long rv_tracee_lost_arg0(const struct rv_tracee *t, pid_t tid, const struct rv_regs *regs);
 /* Make the syscall thread TID is stopped in return RESULT (it is not
  * restarted), and write LEN bytes at ADDR first (the holder's own memory,
  * as it could write it). */

@@ -589,3 +589,29 @@ int rv_fdinfo_next_epoll_item(const char *text, const char **cursor, struct rv_e
 	*ret = it;
 	return 0;
 }
+
+int rv_parse_syscall(const char *text, struct rv_proc_syscall *ret)
+{
+	struct rv_proc_syscall v = {0};
+	const char *p = text;
+	int64_t nr;
+	int r;
+
+	if (!text)
+		return -EINVAL;
+	/* "running", or "-1 SP PC" outside a syscall: nothing to take. */
+	r = parse_s64(&p, &nr);
+	if (r < 0 || nr < 0 || nr > INT32_MAX)
+		return r < 0 ? r : -ENOENT;
+	v.nr = (long)nr;
+	for (int i = 0; i < 6; i++) {
+		if (p[0] != ' ' || p[1] != '0' || p[2] != 'x')
+			return -EINVAL;
+		p += 3;
+		r = parse_u64(&p, 16, &v.args[i]);
+		if (r < 0)
+			return r;
+	}
+	*ret = v;
+	return 0;
+}

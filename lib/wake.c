@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Completing epoll waits on cut descriptors (wake.h). */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -36,7 +37,10 @@ void rv_wake_free(struct rv_wake *w)
 
 static bool is_epoll_wait(long nr)
 {
-	return nr == SYS_epoll_wait || nr == SYS_epoll_pwait
+	return nr == SYS_epoll_pwait
+#ifdef SYS_epoll_wait /* not in the generic table (aarch64) */
+	       || nr == SYS_epoll_wait
+#endif
 #ifdef SYS_epoll_pwait2
 	       || nr == SYS_epoll_pwait2
 #endif
@@ -100,7 +104,7 @@ int rv_wake_collect(struct rv_holder *h, const struct rv_target *targets, size_t
 		const char *cursor = NULL;
 		struct rv_epoll_item it;
 		pid_t tid;
-		long nr, have;
+		long nr, have, epfd;
 		int r = rv_tracee_thread_regs(h->tracee, i, &tid, &regs);
 
 		if (r == -ENOENT)
@@ -121,8 +125,11 @@ int rv_wake_collect(struct rv_holder *h, const struct rv_target *targets, size_t
 			if (!buf)
 				goto nomem;
 		}
-		if (read_fdinfo(h->pub.pid, tid, (int)rv_arch_syscall_arg(&regs, 0), buf, 65536) <
-		    0)
+		epfd = rv_arch_syscall_arg(&regs, 0);
+		if (epfd < 0)
+			epfd = rv_tracee_lost_arg0(h->tracee, tid, &regs);
+		if (epfd < 0 || epfd > INT_MAX ||
+		    read_fdinfo(h->pub.pid, tid, (int)epfd, buf, 65536) < 0)
 			continue;
 		wt = NULL;
 		while (rv_fdinfo_next_epoll_item(buf, &cursor, &it) != 1) {

@@ -230,8 +230,9 @@ static void t_dup_loop_threads(void)
 	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
 	v = spawn(v_dupper);
 	recv_msg(&v);
-	msleep(20);
-	n = fds_referring(v.pid, &st, &fd);
+	/* Until the threads have dup()ed (milliseconds; longer under QEMU's TCG). */
+	for (int i = 0; (n = fds_referring(v.pid, &st, &fd)) <= 1 && i < 200; i++)
+		msleep(10);
 	CHECK(n > 1, "the threads are not dup()ing (%d fds)", n);
 	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
 	n = fds_referring(v.pid, &st, &fd);

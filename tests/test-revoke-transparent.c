@@ -36,8 +36,8 @@
 #ifndef SYS_poll /* architectures with ppoll only */
 #define SYS_poll SYS_ppoll
 #endif
-#ifndef SYS_pause
-#define SYS_pause SYS_rt_sigsuspend
+#ifndef SYS_pause /* glibc's pause() is ppoll(NULL, 0, NULL, NULL) there */
+#define SYS_pause SYS_ppoll
 #endif
 
 #include "conform.h"
@@ -564,12 +564,107 @@ static void v_registers(int sock)
 	victim_recv(sock);
 }
 
-#endif /* __x86_64__ */
+#elif defined(__aarch64__)
+/* v0-v31 and the general registers but x0 (the box), x16-x17 (the loop's),
+ * x18 (the platform register), x29-x30 (frame and link). */
+#define NGREGS 25
+struct regbox {
+	volatile int *flag;
+	uint64_t count;
+	uint8_t xin[512];
+	uint8_t xout[512];
+	uint64_t gin[NGREGS];
+	uint64_t gout[NGREGS];
+};
+
+#define O(f) [f] "i"(offsetof(struct regbox, f))
+/* clang-format off */
+#define QPAIRS(op)                                                             \
+	op " q0, q1, [x16, #0]\n\t"     op " q2, q3, [x16, #32]\n\t"            \
+	op " q4, q5, [x16, #64]\n\t"    op " q6, q7, [x16, #96]\n\t"            \
+	op " q8, q9, [x16, #128]\n\t"   op " q10, q11, [x16, #160]\n\t"         \
+	op " q12, q13, [x16, #192]\n\t" op " q14, q15, [x16, #224]\n\t"         \
+	op " q16, q17, [x16, #256]\n\t" op " q18, q19, [x16, #288]\n\t"         \
+	op " q20, q21, [x16, #320]\n\t" op " q22, q23, [x16, #352]\n\t"         \
+	op " q24, q25, [x16, #384]\n\t" op " q26, q27, [x16, #416]\n\t"         \
+	op " q28, q29, [x16, #448]\n\t" op " q30, q31, [x16, #480]\n\t"
+#define XREGS(op)                                                              \
+	op " x1, x2, [x16, #0]\n\t"     op " x3, x4, [x16, #16]\n\t"            \
+	op " x5, x6, [x16, #32]\n\t"    op " x7, x8, [x16, #48]\n\t"            \
+	op " x9, x10, [x16, #64]\n\t"   op " x11, x12, [x16, #80]\n\t"          \
+	op " x13, x14, [x16, #96]\n\t"  op " x15, x19, [x16, #112]\n\t"         \
+	op " x20, x21, [x16, #128]\n\t" op " x22, x23, [x16, #144]\n\t"         \
+	op " x24, x25, [x16, #160]\n\t" op " x26, x27, [x16, #176]\n\t"
+
+static void __attribute__((noinline)) spin_with_registers(struct regbox *b)
+{
+	register struct regbox *x0 __asm__("x0") = b;
+
+	__asm__ volatile(
+	    "add x16, x0, #%c[xin]\n\t"
+	    QPAIRS("ldp")
+	    "add x16, x0, #%c[gin]\n\t"
+	    XREGS("ldp")
+	    "ldr x28, [x16, #192]\n\t"
+	    "movz x16, #0x4, lsl #32\n\t"
+	    "1:\n\t"
+	    "ldr x17, [x0]\n\t"
+	    "ldr w17, [x17]\n\t"
+	    "cbnz w17, 2f\n\t"
+	    "yield\n\t"
+	    "subs x16, x16, #1\n\t"
+	    "b.ne 1b\n\t"
+	    "2:\n\t"
+	    "str x16, [x0, #%c[count]]\n\t"
+	    "add x16, x0, #%c[gout]\n\t"
+	    XREGS("stp")
+	    "str x28, [x16, #192]\n\t"
+	    "add x16, x0, #%c[xout]\n\t"
+	    QPAIRS("stp")
+	    :
+	    : "r"(x0), O(xin), O(xout), O(gin), O(gout), O(count)
+	    : "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13",
+	      "x14", "x15", "x16", "x17", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26",
+	      "x27", "x28", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10",
+	      "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22",
+	      "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "memory", "cc");
+}
+/* clang-format on */
+
+static void v_registers(int sock)
+{
+	struct regbox *b = calloc(1, sizeof(*b));
+	int64_t xbad = 0, gbad = 0;
+
+	if (!b)
+		_exit(2);
+	b->flag = (volatile int *)g_word;
+	for (int i = 0; i < 512; i++)
+		b->xin[i] = (uint8_t)(i * 7 + 3);
+	for (int i = 0; i < NGREGS; i++)
+		b->gin[i] = 0x0123456789abcdefull ^ ((uint64_t)(i + 1) * 0x1111111111111111ull);
+	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid()));
+	spin_with_registers(b);
+	for (int i = 0; i < 32; i++)
+		if (memcmp(b->xin + 16 * i, b->xout + 16 * i, 16) != 0)
+			xbad |= 1ll << i;
+	for (int i = 0; i < NGREGS; i++)
+		if (b->gout[i] != b->gin[i])
+			gbad |= 1ll << i;
+	send_msg(sock, MSG(xbad, 0, gbad, (int64_t)b->count));
+	check_own_fd_dead(sock);
+	victim_recv(sock);
+}
+
+#endif /* __x86_64__, __aarch64__ */
 
 static void t_registers_intact(void)
 {
-#ifndef __x86_64__
-	SKIP("the register check is written for x86_64");
+#if !defined(__x86_64__) && !defined(__aarch64__)
+	SKIP("the register check is written for x86_64 and aarch64");
 #else
 	struct victim v;
 	struct msg m;
@@ -593,10 +688,16 @@ static void t_registers_intact(void)
 	*g_word = 1;
 	m = recv_msg(&v);
 	CHECK(m.v[3] != 0, "the register loop ran out before the revoke ended");
+#ifdef __x86_64__
 	CHECK(m.v[0] == 0, "xmm registers changed (mask %#llx)", (long long)m.v[0]);
 	CHECK(m.v[1] == 0, "x87 registers changed (mask %#llx)", (long long)m.v[1]);
 	CHECK(m.v[2] == 0, "general registers changed (mask %#llx: rbx rdx rsi r8-r15)",
 	      (long long)m.v[2]);
+#else
+	CHECK(m.v[0] == 0, "SIMD registers changed (mask %#llx: v0-v31)", (long long)m.v[0]);
+	CHECK(m.v[2] == 0, "general registers changed (mask %#llx: x1-x15 x19-x28)",
+	      (long long)m.v[2]);
+#endif
 	check_victim_fd_dead(&v);
 #endif
 }
@@ -1244,11 +1345,28 @@ static long read_on_stack(int fd, void *buf, size_t len, void *top)
 			 : "rcx", "r11", "r12", "memory");
 	return ret;
 }
+#elif defined(__aarch64__)
+static long read_on_stack(int fd, void *buf, size_t len, void *top)
+{
+	register long x8 __asm__("x8") = SYS_read;
+	register long x0 __asm__("x0") = fd;
+	register long x1 __asm__("x1") = (long)buf;
+	register long x2 __asm__("x2") = (long)len;
+
+	__asm__ volatile("mov x19, sp\n\t"
+			 "mov sp, %[top]\n\t"
+			 "svc #0\n\t"
+			 "mov sp, x19\n\t"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), [top] "r"(top)
+			 : "x19", "memory");
+	return x0;
+}
 #endif
 
 static void v_tiny_stack(int sock)
 {
-#ifdef __x86_64__
+#if defined(__x86_64__) || defined(__aarch64__)
 	long page = sysconf(_SC_PAGESIZE), r;
 	char *area =
 	    mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1273,8 +1391,8 @@ static void v_tiny_stack(int sock)
 
 static void t_tiny_stack_holder(void)
 {
-#ifndef __x86_64__
-	SKIP("the stack switch is written for x86_64");
+#if !defined(__x86_64__) && !defined(__aarch64__)
+	SKIP("the stack switch is written for x86_64 and aarch64");
 #else
 	struct victim v;
 	struct msg m;

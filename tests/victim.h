@@ -278,12 +278,14 @@ static inline void victim_do(int sock, const struct victim_req *q, struct victim
 	case VOP_GETDENTS:
 		r = syscall(SYS_getdents64, q->fd, s->data, sizeof(s->data));
 		break;
-	case VOP_FSTAT:
+	case VOP_FSTAT: {
+		/* In braces: a declaration may not follow a label before C23 (clang). */
 		_Static_assert(sizeof(struct stat) <= VICTIM_DATA_MAX, "stat fits");
 		r = fstat(q->fd, (struct stat *)s->data);
 		if (r == 0)
 			s->len = sizeof(struct stat);
 		break;
+	}
 	case VOP_MMAP: {
 		void *p = mmap(NULL, q->len, q->prot, q->flags, q->fd, q->arg);
 		r = p == MAP_FAILED ? -1 : (long)(uintptr_t)p;

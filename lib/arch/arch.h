@@ -26,8 +26,13 @@ long rv_arch_syscall_nr(const struct rv_regs *r);
 /* Whether the thread was interrupted inside a syscall that the kernel would
  * issue again when it leaves its stop (a restart code in the result). */
 bool rv_arch_syscall_restarts(const struct rv_regs *r);
-/* Argument I (0-5) of the syscall the thread is in. */
+/* Argument I (0-5) of the syscall the thread is in; -1 for one the
+ * registers no longer hold (rv_arch_arg0_lost). */
 long rv_arch_syscall_arg(const struct rv_regs *r, unsigned int i);
+/* Whether a call that returned has lost its first argument (aarch64: x0 is
+ * the result, orig_x0 is in no regset): the engine then reads a blocked
+ * thread's /proc/.../syscall before it interrupts it. */
+extern const bool rv_arch_arg0_lost;
 uint64_t rv_arch_ip(const struct rv_regs *r);
 uint64_t rv_arch_sp(const struct rv_regs *r);
 void rv_arch_set_ip(struct rv_regs *r, uint64_t ip);

@@ -34,6 +34,7 @@ _Static_assert(sizeof(struct user_regs_struct) <= sizeof(struct rv_regs), "rv_re
 const uint8_t rv_arch_syscall_insn[] = {0x0f, 0x05};
 const size_t rv_arch_syscall_insn_len = sizeof(rv_arch_syscall_insn);
 const size_t rv_arch_red_zone = 128;
+const bool rv_arch_arg0_lost = false; /* orig_rax and rdi survive */
 
 static struct user_regs_struct *U(struct rv_regs *r)
 {

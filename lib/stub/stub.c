@@ -143,7 +143,13 @@ rv_stub_entry(struct rv_stub_ctl *c)
 		} else {
 			/* No signal to stop with: the tracer interrupts this sleep
 			 * once it sees `done`; alone, it goes home after a second. */
-			long ts[2] = {0, 10000000};
+			long ns = 10000000, ts[2];
+
+			/* Built at run time: clang would load {0, ns} from a
+			 * constant in .rodata, which the stub cannot have. */
+			__asm__("" : "+r"(ns));
+			ts[0] = 0;
+			ts[1] = ns;
 
 			for (int i = 0; i < 100; i++)
 				rv_stub_syscall(RV_STUB_NR_nanosleep, (long)ts, 0, 0, 0, 0, 0);

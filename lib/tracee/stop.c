@@ -190,6 +190,35 @@ static int add_thread(struct rv_tracee *t, pid_t tid)
 /* Seize and interrupt every thread of the task list not seized yet.
  * t->seize_again: some thread could not be seized yet (D state) or is new:
  * list the tasks again once the seized ones stopped. */
+/* Where the interrupt makes a blocked call return (epoll_pwait's EINTR), the
+ * registers keep no first argument: /proc has it while the thread blocks. */
+static void read_pre_syscall(pid_t pid, struct rv_thread *th)
+{
+	char path[64], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, th->tid);
+	th->have_pre =
+	    read_text(path, buf, sizeof(buf)) > 0 && rv_parse_syscall(buf, &th->pre) == 0;
+}
+
+/* The first argument of the call REGS show TID returned from, when the
+ * registers lost it: what /proc showed before the interrupt, if the rest
+ * of that call is what the registers hold. -1 otherwise. */
+long rv_tracee_lost_arg0(const struct rv_tracee *t, pid_t tid, const struct rv_regs *regs)
+{
+	const struct rv_thread *th = NULL;
+
+	for (size_t i = 0; i < t->n && !th; i++)
+		if (t->threads[i].tid == tid)
+			th = &t->threads[i];
+	if (!th || !th->have_pre || th->pre.nr != rv_arch_syscall_nr(regs))
+		return -1;
+	for (unsigned int a = 1; a < 6; a++)
+		if (th->pre.args[a] != (uint64_t)rv_arch_syscall_arg(regs, a))
+			return -1;
+	return (long)th->pre.args[0];
+}
+
 static int seize_new(struct rv_tracee *t)
 {
 	char path[64];
@@ -305,6 +334,8 @@ static int seize_new(struct rv_tracee *t)
 			snprintf(t->reason, 128, "out of memory");
 			goto out;
 		}
+		if (rv_arch_arg0_lost && st.state == 'S')
+			read_pre_syscall(t->pid, &t->threads[t->n - 1]);
 		if (t->stop_start_ns == 0)
 			t->stop_start_ns = rv_now_ns();
 		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0)

@@ -31,6 +31,10 @@ struct rv_thread {
 	bool gone;
 	bool awaited;	/* batch.c: the phase waits for an event of this thread */
 	int detach_sig; /* a stop signal to hand back on detach */
+	/* Its syscall as /proc showed it just before our interrupt, where
+	 * the registers lose the first argument (rv_arch_arg0_lost). */
+	bool have_pre;
+	struct rv_proc_syscall pre;
 };
 
 /* Where the injecting thread is. */
