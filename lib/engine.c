@@ -121,8 +121,9 @@ static void unreachable_ref(struct revoke_ref *ref, int error, size_t *count)
 	(*count)++;
 }
 
-/* Whether the userspace engine can cut REF of H (a mount target's cwd or
- * root needs the dead directory within the holder's reach). */
+/* Whether the userspace engine can cut REF of H (a cwd or root, of a
+ * directory or on a mount, needs the dead directory within the holder's
+ * reach). */
 static bool cuttable(const struct rv_run *run, struct rv_holder *h, const struct revoke_ref *ref,
 		     int *ret_error)
 {
@@ -131,7 +132,7 @@ static bool cuttable(const struct rv_run *run, struct rv_holder *h, const struct
 	const char *why = NULL;
 
 	*ret_error = EOPNOTSUPP;
-	if (!k || !k->add_cut || (k->cut_mount_only && !mount))
+	if (!k || !k->add_cut)
 		return false;
 	/* Code the holder runs: a SIGBUS there would kill it, which a
 	 * forced unmount must not do. */

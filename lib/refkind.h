@@ -31,9 +31,6 @@ struct rv_refkind {
 	 * "unreachable"). */
 	int (*add_cut)(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op);
 	const char *unreachable;
-	/* add_cut only when the target is a mount (REVOKE_MOUNT); otherwise
-	 * UNREACHABLE says why. */
-	bool cut_mount_only;
 };
 
 /* The entry of TYPE, or NULL. */
