@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define LIBREVOKE_VERSION_MAJOR 1
-#define LIBREVOKE_VERSION_MINOR 2
+#define LIBREVOKE_VERSION_MINOR 3
 
 /*
  * revoke - revoke every reference to the file PATH names (symlinks followed).
@@ -97,6 +97,20 @@ struct revoke_opts {
 	/* Keep every descriptor sharing this fd's open file description
 	 * (what frevoke does); -1 keeps nothing. */
 	int keep_fd;
+	/*
+	 * Since 1.3. Look the paths up as process NS_PID (in the caller's pid
+	 * namespace) sees them: from its root directory, in its mount
+	 * namespace, relative paths from its current directory; then revoke
+	 * that file everywhere, as ever. 0: as the caller sees them. The
+	 * caller must be allowed to read that process's /proc/PID/root
+	 * (ptrace read access), else EPERM; ESRCH when there is no such
+	 * process. Without CAP_SYS_CHROOT, an absolute path is resolved with
+	 * openat2(RESOLVE_IN_ROOT) at its root (magic links such as
+	 * /proc/N/fd/M fail with ELOOP) and a relative one must stay beneath
+	 * its current directory (else EXDEV). Not with REVOKE_MOUNT or
+	 * frevoke_ex() (EINVAL).
+	 */
+	pid_t ns_pid;
 };
 
 /* What a reference is. */
@@ -208,6 +222,11 @@ struct revoke_report {
 	size_t nuninspected;	 /* holders with state REVOKE_STATE_UNINSPECTED */
 	/* Since 1.2: how many of the targets (mounts) REVOKE_UMOUNT unmounted. */
 	size_t nunmounted;
+	/* Since 1.3: nholders pids, holder I's pid as its own pid namespace
+	 * sees it (the last field of NSpid: in /proc/PID/status; the same as
+	 * its pid when it is in the caller's), or 0 when it could not be read
+	 * (it exited, or pid 0 for a kernel user). */
+	pid_t *holder_nspids;
 };
 
 /*

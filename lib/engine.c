@@ -626,9 +626,11 @@ static struct revoke_report *report_new(size_t ntargets, size_t nholders)
 		return NULL;
 	rep->targets = calloc(ntargets ? ntargets : 1, sizeof(*rep->targets));
 	rep->holders = calloc(nholders ? nholders : 1, sizeof(*rep->holders));
-	if (!rep->targets || !rep->holders) {
+	rep->holder_nspids = calloc(nholders ? nholders : 1, sizeof(*rep->holder_nspids));
+	if (!rep->targets || !rep->holders || !rep->holder_nspids) {
 		free(rep->targets);
 		free(rep->holders);
+		free(rep->holder_nspids);
 		free(rep);
 		return NULL;
 	}
@@ -677,6 +679,14 @@ static int build_report(struct rv_run *run, int error, struct revoke_report **re
 	/* Holders found by a rescan were appended. */
 	if (n > 1)
 		qsort(rep->holders, n, sizeof(*rep->holders), cmp_holder_pid);
+	for (size_t i = 0; i < n; i++) {
+		struct rv_proc_status st;
+
+		/* Read now, not at scan time: BPF discovery reads no status. A
+		 * holder gone meanwhile has none (0). */
+		if (rep->holders[i].pid > 0 && rv_proc_status_of(rep->holders[i].pid, &st) == 0)
+			rep->holder_nspids[i] = st.nspid_inner;
+	}
 	rep->engine = run->engine;
 	rep->discovery = run->discovery;
 	rep->error = error < 0 ? -error : 0;
@@ -1020,6 +1030,11 @@ static int work(struct rv_run *run)
 			return r;
 	}
 	set_phase(run, RV_PH_RESOLVE, 0);
+	if (req->ns_pid) {
+		r = rv_ns_open(req->ns_pid, &run->req.ns_root_fd, &run->req.ns_cwd_fd);
+		if (r < 0)
+			return r;
+	}
 	if (req->flags & REVOKE_MOUNT)
 		r = rv_mounts_resolve(req, &guard, &run->targets, &run->ntargets);
 	else
@@ -1134,6 +1149,8 @@ static void run_free(struct rv_run *run)
 	rv_holders_free(&run->others);
 	rv_dead_dir_remove(&run->dead_dir);
 	rv_targets_free(run->targets, run->ntargets);
+	safe_close(run->req.ns_root_fd);
+	safe_close(run->req.ns_cwd_fd);
 	revoke_report_free(run->report);
 	safe_close(run->lock_fd);
 	pthread_cond_destroy(&run->cv);
@@ -1226,6 +1243,7 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
 	run->want_report = ret_report != NULL;
 	run->lock_fd = -1;
 	run->dead_dir.fd = -1;
+	run->req.ns_root_fd = run->req.ns_cwd_fd = -1;
 	run->budget = (struct rv_budget){.start_ns = rv_now_ns(),
 					 .timeout_ns = (uint64_t)req->timeout_ms * 1000000u};
 	run->req.deadline_ns = rv_budget_deadline(&run->budget, RV_PH_RESOLVE);
