@@ -780,19 +780,34 @@ static int native_revoke_target(struct rv_run *run, size_t t)
 
 static int run_native(struct rv_run *run)
 {
+	size_t dirs = 0;
 	int r = 0;
 
 	run->engine = REVOKE_ENGINE_SYSCALL;
 	classify_all(run, true);
+	/* The kernel reaches every open file, in flight ones too. */
+	mark_all(run, REVOKE_STATE_UNREACHABLE, REVOKE_STATE_FOUND, 0);
+	/* But not a cwd or root, which are no open files (REVOKE_ENGINE_NATIVE
+	 * was asked for a directory: see any_directory). */
+	for (size_t i = 0; i < run->holders.n; i++)
+		for (size_t j = 0; j < run->holders.v[i].pub.nrefs; j++) {
+			struct revoke_ref *ref = &run->holders.v[i].pub.refs[j];
+
+			if (ref->state == REVOKE_STATE_FOUND &&
+			    (ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT))
+				unreachable_ref(ref, EOPNOTSUPP, &dirs);
+		}
+	if (dirs && !(run->req.flags & REVOKE_BEST_EFFORT)) {
+		mark_all(run, REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED, 0);
+		return -EBUSY;
+	}
 	set_phase(run, RV_PH_CUT, 0);
 	for (size_t t = 0; t < run->ntargets && r >= 0; t++)
 		r = run->req.fd >= 0 ? rv_native_frevoke(run->req.fd)
 				     : native_revoke_target(run, t);
-	/* The kernel reaches every open file, in flight ones too. */
-	mark_all(run, REVOKE_STATE_UNREACHABLE, REVOKE_STATE_FOUND, 0);
 	mark_all(run, REVOKE_STATE_FOUND, r < 0 ? REVOKE_STATE_FAILED : REVOKE_STATE_CUT,
 		 r < 0 ? -r : 0);
-	return r;
+	return r < 0 ? r : dirs ? -EBUSY : 0;
 }
 
 /* After the cut: unmount, deepest first. On failure, the report says which
@@ -977,6 +992,17 @@ static bool any_foreign(const struct rv_run *run)
 	return false;
 }
 
+/* revoke(2) revokes open files; a cwd or root is none, and only the
+ * userspace engine moves them (to the dead directory): by default it takes
+ * directories. */
+static bool any_directory(const struct rv_run *run)
+{
+	for (size_t t = 0; t < run->ntargets; t++)
+		if (S_ISDIR(run->targets[t].mode))
+			return true;
+	return false;
+}
+
 static bool native_wanted(const struct rv_request *req)
 {
 	const char *env = getenv("REVOKE_ENGINE");
@@ -1048,7 +1074,8 @@ static int work(struct rv_run *run)
 			 !(req->flags & REVOKE_ENGINE_USERSPACE) && rv_native_umount_available() &&
 			 !any_foreign(run);
 	else
-		native = native_wanted(req) && rv_native_available();
+		native = native_wanted(req) && rv_native_available() &&
+			 ((req->flags & REVOKE_ENGINE_NATIVE) || !any_directory(run));
 	if ((req->flags & REVOKE_ENGINE_NATIVE) && !native)
 		return -ENOSYS; /* after the lookup errors, as the syscall would */
 	if (req->flags & REVOKE_MOUNT)

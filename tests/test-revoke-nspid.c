@@ -13,7 +13,11 @@
  * namespaces; a relative path is taken from the container's cwd; the same
  * path without ns_pid is ENOENT (the host has no such file), a path the
  * container does not have is ENOENT, a pid with no process is ESRCH, and an
- * unprivileged caller (uid 65534) against the root container gets EPERM.
+ * unprivileged caller (uid 65534) against the root container gets EPERM,
+ * even for a path that is not there. An absolute symlink in the container
+ * and "/.." resolve at its root. An unprivileged caller on its own process
+ * (no CAP_SYS_CHROOT: openat2) is confined to its root, and a relative path
+ * to its cwd (EXDEV).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -161,6 +165,66 @@ static void t_ns_container_cut(void)
 	      r.ret, strerror(r.err));
 }
 
+/* Absolute symlinks and ".." stop at the container's root: the walk is its. */
+static void t_ns_symlink_in_root(void)
+{
+	struct revoke_report *rep = NULL;
+	struct victim init;
+	char link[96];
+	int fd, rc;
+
+	container_start(&init);
+	fd = victim_open(&init, SECRET, O_RDWR | O_CREAT);
+	/* Made from here, through its root: a link only the container can follow. */
+	snprintf(link, sizeof(link), "/proc/%d/root/mnt/link", (int)init.pid);
+	CHECK(symlink(SECRET, link) == 0, "symlink %s: %m", link);
+	rc = ns_revoke("/mnt/link", init.pid, REVOKE_LIST_ONLY, &rep);
+	CHECK(rc == 0 && rep && rep->nholders == 1 && rep->holders[0].pid == init.pid,
+	      "list /mnt/link as the container: %d (%s), %zu holders", rc, strerror(errno),
+	      rep ? rep->nholders : 0);
+	revoke_report_free(rep);
+	rc = ns_revoke("/../../mnt/../mnt/revoke-ns-secret", init.pid, 0, NULL);
+	CHECK(rc == 0, "revoke /../../mnt/../mnt/revoke-ns-secret: %s", strerror(errno));
+	CHECK(victim_read(&init, fd, 1).err == EBADF, "init's descriptor was not cut");
+}
+
+/* An unprivileged caller (no CAP_SYS_CHROOT) on its own process: openat2,
+ * RESOLVE_IN_ROOT for absolute paths, RESOLVE_BENEATH its cwd for relative
+ * ones. Best effort: other users' processes cannot be looked at. */
+static void as_nobody_own(void *arg)
+{
+	const char *dir = arg;
+	struct victim v;
+	char path[160];
+	int fd, rc;
+
+	victim_start(&v);
+	CHECK(victim_call(&v, VICTIM_REQ(.op = VOP_CHDIR, .path = "/tmp/own")).ret == 0, "chdir");
+	fd = victim_open(&v, "f", O_RDWR | O_CREAT);
+	rc = ns_revoke("../own/f", v.pid, REVOKE_BEST_EFFORT, NULL);
+	CHECK(rc == -1 && errno == EXDEV, "a relative path out of its cwd: %d (%s), not EXDEV", rc,
+	      strerror(errno));
+	CHECK(victim_read(&v, fd, 1).ret == 0, "the descriptor changed after a refused call");
+	rc = ns_revoke("f", v.pid, REVOKE_BEST_EFFORT, NULL);
+	CHECK(rc == 0, "revoke f from its cwd as uid %d: %s", TEST_NOBODY, strerror(errno));
+	CHECK(victim_read(&v, fd, 1).err == EBADF, "not cut by the relative revoke");
+	fd = victim_open(&v, "f", O_RDWR);
+	snprintf(path, sizeof(path), "%s/f", dir);
+	rc = ns_revoke(path, v.pid, REVOKE_BEST_EFFORT, NULL);
+	CHECK(rc == 0, "revoke %s at its root as uid %d: %s", path, TEST_NOBODY, strerror(errno));
+	CHECK(victim_read(&v, fd, 1).err == EBADF, "not cut by the absolute revoke");
+}
+
+static void t_ns_unprivileged_openat2(void)
+{
+	if (geteuid() != 0)
+		SKIP("needs root to drop to uid %d", TEST_NOBODY);
+	test_scratch();
+	CHECK(mkdir("/tmp/own", 0755) == 0 && chown("/tmp/own", TEST_NOBODY, TEST_NOBODY) == 0,
+	      "mkdir /tmp/own: %m");
+	test_as_nobody(as_nobody_own, "/tmp/own");
+}
+
 static void t_ns_errors(void)
 {
 	struct victim init;
@@ -222,4 +286,6 @@ static void t_ns_unprivileged_eperm(void)
 }
 
 TEST_MAIN("revoke-nspid", {"ns_container_cut", t_ns_container_cut, 30},
+	  {"ns_symlink_in_root", t_ns_symlink_in_root, 30},
+	  {"ns_unprivileged_openat2", t_ns_unprivileged_openat2, 30},
 	  {"ns_errors", t_ns_errors, 30}, {"ns_unprivileged_eperm", t_ns_unprivileged_eperm, 30}, )
