@@ -63,9 +63,9 @@ enum {
 	REVOKE_NO_HANGUP = 1u << 3,
 	/* Engine choice: default is the native syscalls when the running
 	 * kernel has them, else the userspace (ptrace) engine. Since 1.3, a
-	 * directory goes to the userspace engine by default: only it moves
-	 * a current or root directory (to a dead directory); the native one
-	 * reports them unreachable. */
+	 * directory that is some process's current or root directory goes to
+	 * the userspace engine by default: only it moves them (to a dead
+	 * directory); REVOKE_ENGINE_NATIVE reports them unreachable. */
 	REVOKE_ENGINE_USERSPACE = 1u << 4,
 	REVOKE_ENGINE_NATIVE = 1u << 5, /* fail with ENOSYS if absent */
 	/* Discovery choice: default is BPF iterators when allowed, else /proc. */

@@ -787,8 +787,8 @@ static int run_native(struct rv_run *run)
 	classify_all(run, true);
 	/* The kernel reaches every open file, in flight ones too. */
 	mark_all(run, REVOKE_STATE_UNREACHABLE, REVOKE_STATE_FOUND, 0);
-	/* But not a cwd or root, which are no open files (REVOKE_ENGINE_NATIVE
-	 * was asked for a directory: see any_directory). */
+	/* But not a cwd or root, which are no open files (here only when
+	 * REVOKE_ENGINE_NATIVE was asked for: see work()). */
 	for (size_t i = 0; i < run->holders.n; i++)
 		for (size_t j = 0; j < run->holders.v[i].pub.nrefs; j++) {
 			struct revoke_ref *ref = &run->holders.v[i].pub.refs[j];
@@ -992,17 +992,6 @@ static bool any_foreign(const struct rv_run *run)
 	return false;
 }
 
-/* revoke(2) revokes open files; a cwd or root is none, and only the
- * userspace engine moves them (to the dead directory): by default it takes
- * directories. */
-static bool any_directory(const struct rv_run *run)
-{
-	for (size_t t = 0; t < run->ntargets; t++)
-		if (S_ISDIR(run->targets[t].mode))
-			return true;
-	return false;
-}
-
 static bool native_wanted(const struct rv_request *req)
 {
 	const char *env = getenv("REVOKE_ENGINE");
@@ -1034,6 +1023,68 @@ static int take_lock(struct rv_run *run)
 	return 0;
 }
 
+/* Whether a holder has its cwd or root on a target (not a mount): revoke(2)
+ * revokes open files, and these are none. */
+static bool any_dir_ref(const struct rv_run *run)
+{
+	for (size_t i = 0; i < run->holders.n; i++)
+		for (size_t j = 0; j < run->holders.v[i].pub.nrefs; j++) {
+			const struct revoke_ref *ref = &run->holders.v[i].pub.refs[j];
+
+			if (ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT)
+				return true;
+		}
+	return false;
+}
+
+/* Before anything is looked at: a revoke by the same user that holds the
+ * lock is stopping and cutting, and what it does is over when we look. */
+static int lock_and_reopen(struct rv_run *run)
+{
+	const struct rv_request *req = &run->req;
+	int r = take_lock(run);
+
+	if (r < 0)
+		return r;
+	/* That revoke may have cut our own O_PATH descriptors (we held its
+	 * target): look the paths up again, same inodes only. */
+	for (size_t t = 0; req->paths && t < run->ntargets; t++)
+		if (rv_is_dead_fd(run->targets[t].path_fd)) {
+			r = rv_target_reopen(req, &run->targets[t]);
+			if (r < 0)
+				return r;
+		}
+	/* Our own descriptors of the targets are no holders'. */
+	free(run->ignore_fds);
+	run->ignore_fds = calloc(run->ntargets, sizeof(int));
+	if (!run->ignore_fds)
+		return -ENOMEM;
+	for (size_t t = 0; t < run->ntargets; t++)
+		run->ignore_fds[t] = run->targets[t].path_fd;
+	return 0;
+}
+
+/* The scan: who holds what. */
+static int scan_holders(struct rv_run *run, bool ptrace_cut)
+{
+	struct rv_scan_opts so;
+	int r;
+
+	set_phase(run, RV_PH_SCAN, 0);
+	scan_opts(run, RV_PH_SCAN, &so);
+	/* The ptrace engine reads every stopped holder again before cutting:
+	 * the first scan only needs to say who holds what. */
+	if (ptrace_cut)
+		so.flags |= RV_SCAN_NO_FDINFO;
+	r = rv_scan(run->targets, run->ntargets, &so, &run->holders);
+	if (r == -ETIMEDOUT)
+		fail_at(run, RV_PH_SCAN, 0, "");
+	if (r < 0)
+		return r;
+	run->discovery = r;
+	return abandoned(run) ? -ECANCELED : 0;
+}
+
 /* The whole call, in the worker thread. Returns 0 or -errno; sets
  * run->report when the targets were resolved. */
 static int work(struct rv_run *run)
@@ -1041,7 +1092,6 @@ static int work(struct rv_run *run)
 	const struct rv_request *req = &run->req;
 	const struct rv_guard guard = {&run->mu, &run->gone};
 	bool list = req->flags & REVOKE_LIST_ONLY, native;
-	struct rv_scan_opts so;
 	int r;
 
 	/* First of all: frevoke's descriptor means what it means now, before
@@ -1074,8 +1124,7 @@ static int work(struct rv_run *run)
 			 !(req->flags & REVOKE_ENGINE_USERSPACE) && rv_native_umount_available() &&
 			 !any_foreign(run);
 	else
-		native = native_wanted(req) && rv_native_available() &&
-			 ((req->flags & REVOKE_ENGINE_NATIVE) || !any_directory(run));
+		native = native_wanted(req) && rv_native_available();
 	if ((req->flags & REVOKE_ENGINE_NATIVE) && !native)
 		return -ENOSYS; /* after the lookup errors, as the syscall would */
 	if (req->flags & REVOKE_MOUNT)
@@ -1091,26 +1140,17 @@ static int work(struct rv_run *run)
 		return r;
 	}
 	if (!list && !native && run->lock_fd < 0) {
-		/* Before anything is looked at: a revoke by the same user that
-		 * holds the lock is stopping and cutting, and what it does is
-		 * over when we look. */
-		r = take_lock(run);
+		r = lock_and_reopen(run);
 		if (r < 0)
 			return r;
-		/* That revoke may have cut our own O_PATH descriptors (we held
-		 * its target): look the paths up again, same inodes only. */
-		for (size_t t = 0; req->paths && t < run->ntargets; t++)
-			if (rv_is_dead_fd(run->targets[t].path_fd)) {
-				r = rv_target_reopen(req, &run->targets[t]);
-				if (r < 0)
-					return r;
-			}
 	}
-	run->ignore_fds = calloc(run->ntargets, sizeof(int));
-	if (!run->ignore_fds)
-		return -ENOMEM;
-	for (size_t t = 0; t < run->ntargets; t++)
-		run->ignore_fds[t] = run->targets[t].path_fd;
+	if (!run->ignore_fds) {
+		run->ignore_fds = calloc(run->ntargets, sizeof(int));
+		if (!run->ignore_fds)
+			return -ENOMEM;
+		for (size_t t = 0; t < run->ntargets; t++)
+			run->ignore_fds[t] = run->targets[t].path_fd;
+	}
 
 	if ((req->flags & REVOKE_UMOUNT) && !list && !native) {
 		/* Before anything is cut: what was acknowledged is on disk. */
@@ -1123,20 +1163,22 @@ static int work(struct rv_run *run)
 		}
 	}
 
-	set_phase(run, RV_PH_SCAN, 0);
-	scan_opts(run, RV_PH_SCAN, &so);
-	/* The ptrace engine reads every stopped holder again before cutting:
-	 * the first scan only needs to say who holds what. */
-	if (!native && !list)
-		so.flags |= RV_SCAN_NO_FDINFO;
-	r = rv_scan(run->targets, run->ntargets, &so, &run->holders);
-	if (r == -ETIMEDOUT)
-		fail_at(run, RV_PH_SCAN, 0, "");
+	r = scan_holders(run, !native && !list);
 	if (r < 0)
 		return r;
-	run->discovery = r;
-	if (abandoned(run))
-		return -ECANCELED;
+	if (native && !(req->flags & (REVOKE_ENGINE_NATIVE | REVOKE_MOUNT)) && any_dir_ref(run)) {
+		/* Only the userspace engine moves a cwd or root (to the dead
+		 * directory). Nothing was changed yet: it takes the call over,
+		 * from the lock on, with a scan of its own. */
+		native = false;
+		r = lock_and_reopen(run);
+		if (r < 0)
+			return r;
+		rv_holders_free(&run->holders);
+		r = scan_holders(run, true);
+		if (r < 0)
+			return r;
+	}
 
 	if (req->flags & REVOKE_MOUNT) {
 		r = rv_mounts_other_users(run->targets, run->ntargets, &run->others);
