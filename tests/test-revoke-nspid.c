@@ -3,12 +3,13 @@
  * Conformance: paths as another process sees them (revoke_opts.ns_pid, issue
  * 11, item 4). Each case makes a container: a child that unshares its mount
  * and pid namespaces and forks the namespace's init, which mounts a tmpfs on
- * /mnt (private: the host never sees it) and serves victim requests
- * (tests/victim.h); the file /mnt/revoke-ns-secret exists only there. Its
+ * /tmp (private: the host never sees it; /tmp because the QEMU guest has
+ * it) and serves victim requests (tests/victim.h); the file
+ * /tmp/revoke-ns-secret exists only there. Its
  * holders are init (pid 1 in there), with a descriptor, and a child of it
  * (pid 2) with a shared mapping.
  *
- * revoke_ex("/mnt/revoke-ns-secret", ns_pid = init's host pid) cuts both
+ * revoke_ex("/tmp/revoke-ns-secret", ns_pid = init's host pid) cuts both
  * (EBADF, SIGBUS), and the report gives each holder's pid in both
  * namespaces; a relative path is taken from the container's cwd; the same
  * path without ns_pid is ENOENT (the host has no such file), a path the
@@ -36,7 +37,7 @@
 #include "revoke.h"
 #include "victim.h"
 
-#define SECRET "/mnt/revoke-ns-secret"
+#define SECRET "/tmp/revoke-ns-secret"
 
 /* The container's init as a victim: V->pid is its pid on the host. */
 static void container_start(struct victim *v)
@@ -59,7 +60,7 @@ static void container_start(struct victim *v)
 			_exit(3);
 		p = fork();
 		if (p == 0) {
-			if (mount("revoke-ns", "/mnt", "tmpfs", 0, "mode=0755") < 0)
+			if (mount("revoke-ns", "/tmp", "tmpfs", 0, "mode=1777") < 0)
 				_exit(4);
 			victim_become(sp[1]); /* PDEATHSIG: gone with us */
 		}
@@ -155,7 +156,7 @@ static void t_ns_container_cut(void)
 	      r.sig);
 
 	/* A relative path: from the container's current directory. */
-	r = victim_call(&init, VICTIM_REQ(.op = VOP_CHDIR, .path = "/mnt"));
+	r = victim_call(&init, VICTIM_REQ(.op = VOP_CHDIR, .path = "/tmp"));
 	CHECK(r.ret == 0, "chdir: %s", strerror(r.err));
 	fd = victim_open(&init, "revoke-ns-secret", O_RDONLY);
 	rc = ns_revoke("revoke-ns-secret", init.pid, 0, NULL);
@@ -176,15 +177,15 @@ static void t_ns_symlink_in_root(void)
 	container_start(&init);
 	fd = victim_open(&init, SECRET, O_RDWR | O_CREAT);
 	/* Made from here, through its root: a link only the container can follow. */
-	snprintf(link, sizeof(link), "/proc/%d/root/mnt/link", (int)init.pid);
+	snprintf(link, sizeof(link), "/proc/%d/root/tmp/link", (int)init.pid);
 	CHECK(symlink(SECRET, link) == 0, "symlink %s: %m", link);
-	rc = ns_revoke("/mnt/link", init.pid, REVOKE_LIST_ONLY, &rep);
+	rc = ns_revoke("/tmp/link", init.pid, REVOKE_LIST_ONLY, &rep);
 	CHECK(rc == 0 && rep && rep->nholders == 1 && rep->holders[0].pid == init.pid,
-	      "list /mnt/link as the container: %d (%s), %zu holders", rc, strerror(errno),
+	      "list /tmp/link as the container: %d (%s), %zu holders", rc, strerror(errno),
 	      rep ? rep->nholders : 0);
 	revoke_report_free(rep);
-	rc = ns_revoke("/../../mnt/../mnt/revoke-ns-secret", init.pid, 0, NULL);
-	CHECK(rc == 0, "revoke /../../mnt/../mnt/revoke-ns-secret: %s", strerror(errno));
+	rc = ns_revoke("/../../tmp/../tmp/revoke-ns-secret", init.pid, 0, NULL);
+	CHECK(rc == 0, "revoke /../../tmp/../tmp/revoke-ns-secret: %s", strerror(errno));
 	CHECK(victim_read(&init, fd, 1).err == EBADF, "init's descriptor was not cut");
 }
 
@@ -232,7 +233,7 @@ static void t_ns_errors(void)
 	int rc, status;
 
 	container_start(&init);
-	rc = ns_revoke("/mnt/not-there", init.pid, 0, NULL);
+	rc = ns_revoke("/tmp/not-there", init.pid, 0, NULL);
 	CHECK(rc == -1 && errno == ENOENT, "a path the container lacks: %d (%s), not ENOENT", rc,
 	      strerror(errno));
 	rc = ns_revoke(SECRET, init.pid, REVOKE_MOUNT, NULL);
@@ -265,7 +266,7 @@ static void as_nobody(void *arg)
 	rc = ns_revoke(SECRET, g_init, 0, NULL);
 	CHECK(rc == -1 && errno == EPERM, "uid %d against a root container: %d (%s), not EPERM",
 	      TEST_NOBODY, rc, strerror(errno));
-	rc = ns_revoke("/mnt/not-there", g_init, REVOKE_LIST_ONLY, NULL);
+	rc = ns_revoke("/tmp/not-there", g_init, REVOKE_LIST_ONLY, NULL);
 	CHECK(rc == -1 && errno == EPERM,
 	      "uid %d: a path that is not there gave %d (%s), not EPERM (it must learn nothing)",
 	      TEST_NOBODY, rc, strerror(errno));
