@@ -86,4 +86,8 @@ if [ "$rc" -eq 0 ] && grep -q "^$secret $p 1 root sleep fd 0 r cut" <<<"$tab" &&
 else
 	fail ns.cut "exit $rc; stdout: $out; stderr: $err; fd 0: $(readlink "/proc/$p/fd/0")"
 fi
+# The init of a pid namespace takes from outside only the signals it
+# handles, and SIGKILL (pid_namespaces(7)): the cleanup's SIGTERM would not
+# end it, and unshare waits for it.
+kill -KILL "$p"
 exit 0
