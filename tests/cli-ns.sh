@@ -16,7 +16,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 secret=/mnt/revoke-ns-cli
 unshare --mount --pid --fork --kill-child --propagation private \
-	sh -c 'mount -t tmpfs revoke-ns /mnt && echo secret >'"$secret"' && exec sleep 60 <'"$secret" &
+	sh -c 'mount -t tmpfs revoke-ns /mnt && echo secret >'"$secret"' && exec sleep 60 <'"$secret" \
+	2>"$tmp/unshare.err" &
 u=$!
 holders+=("$u")
 p=
@@ -28,7 +29,7 @@ for _ in $(seq 1 400); do
 	sleep 0.025
 done
 if [ -z "$p" ]; then
-	fail ns.setup "the container's holder did not start"
+	fail ns.setup "the container's holder did not start: $(cat "$tmp/unshare.err")"
 	exit 0
 fi
 
