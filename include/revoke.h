@@ -66,7 +66,10 @@ enum {
 	/* Do not hang up terminals (TIOCVHANGUP) after cutting them. */
 	REVOKE_NO_HANGUP = 1u << 3,
 	/* Engine choice: default is the native syscalls when the running
-	 * kernel has them, else the userspace (ptrace) engine. */
+	 * kernel has them, else the userspace (ptrace) engine. Since 1.3, a
+	 * directory that is some process's current or root directory goes to
+	 * the userspace engine by default: only it moves them (to a dead
+	 * directory); REVOKE_ENGINE_NATIVE reports them unreachable. */
 	REVOKE_ENGINE_USERSPACE = 1u << 4,
 	REVOKE_ENGINE_NATIVE = 1u << 5, /* fail with ENOSYS if absent */
 	/* Discovery choice: default is BPF iterators when allowed, else /proc. */
@@ -111,6 +114,20 @@ struct revoke_opts {
 	/* Keep every descriptor sharing this fd's open file description
 	 * (what frevoke does); -1 keeps nothing. */
 	int keep_fd;
+	/*
+	 * Since 1.3. Look the paths up as process NS_PID (in the caller's pid
+	 * namespace) sees them: from its root directory, in its mount
+	 * namespace, relative paths from its current directory; then revoke
+	 * that file everywhere, as ever. 0: as the caller sees them. The
+	 * caller must be allowed to read that process's /proc/PID/root
+	 * (ptrace read access), else EPERM; ESRCH when there is no such
+	 * process. Without CAP_SYS_CHROOT, an absolute path is resolved with
+	 * openat2(RESOLVE_IN_ROOT) at its root (magic links such as
+	 * /proc/N/fd/M fail with ELOOP) and a relative one must stay beneath
+	 * its current directory (else EXDEV). Not with REVOKE_MOUNT or
+	 * frevoke_ex() (EINVAL).
+	 */
+	pid_t ns_pid;
 };
 
 /* What a reference is. */
@@ -226,6 +243,11 @@ struct revoke_report {
 	 * the caller, or 0 when the library made it itself. engine says which
 	 * engine the helper used. */
 	pid_t helper_pid;
+	/* Since 1.3: nholders pids, holder I's pid as its own pid namespace
+	 * sees it (the last field of NSpid: in /proc/PID/status; the same as
+	 * its pid when it is in the caller's), or 0 when it could not be read
+	 * (it exited, or pid 0 for a kernel user). */
+	pid_t *holder_nspids;
 };
 
 /*

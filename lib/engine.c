@@ -130,8 +130,9 @@ static void unreachable_ref(struct revoke_ref *ref, int error, size_t *count)
 	(*count)++;
 }
 
-/* Whether the userspace engine can cut REF of H (a mount target's cwd or
- * root needs the dead directory within the holder's reach). */
+/* Whether the userspace engine can cut REF of H (a cwd or root, of a
+ * directory or on a mount, needs the dead directory within the holder's
+ * reach). */
 static bool cuttable(const struct rv_run *run, struct rv_holder *h, const struct revoke_ref *ref,
 		     int *ret_error)
 {
@@ -140,7 +141,7 @@ static bool cuttable(const struct rv_run *run, struct rv_holder *h, const struct
 	const char *why = NULL;
 
 	*ret_error = EOPNOTSUPP;
-	if (!k || !k->add_cut || (k->cut_mount_only && !mount))
+	if (!k || !k->add_cut)
 		return false;
 	if (k->check) {
 		char why_buf[sizeof(h->pub.reason)];
@@ -717,9 +718,11 @@ static struct revoke_report *report_new(size_t ntargets, size_t nholders)
 		return NULL;
 	rep->targets = calloc(ntargets ? ntargets : 1, sizeof(*rep->targets));
 	rep->holders = calloc(nholders ? nholders : 1, sizeof(*rep->holders));
-	if (!rep->targets || !rep->holders) {
+	rep->holder_nspids = calloc(nholders ? nholders : 1, sizeof(*rep->holder_nspids));
+	if (!rep->targets || !rep->holders || !rep->holder_nspids) {
 		free(rep->targets);
 		free(rep->holders);
+		free(rep->holder_nspids);
 		free(rep);
 		return NULL;
 	}
@@ -768,6 +771,14 @@ static int build_report(struct rv_run *run, int error, struct revoke_report **re
 	/* Holders found by a rescan were appended. */
 	if (n > 1)
 		qsort(rep->holders, n, sizeof(*rep->holders), cmp_holder_pid);
+	for (size_t i = 0; i < n; i++) {
+		struct rv_proc_status st;
+
+		/* Read now, not at scan time: BPF discovery reads no status. A
+		 * holder gone meanwhile has none (0). */
+		if (rep->holders[i].pid > 0 && rv_proc_status_of(rep->holders[i].pid, &st) == 0)
+			rep->holder_nspids[i] = st.nspid_inner;
+	}
 	rep->engine = run->engine;
 	rep->discovery = run->discovery;
 	rep->error = error < 0 ? -error : 0;
@@ -861,19 +872,34 @@ static int native_revoke_target(struct rv_run *run, size_t t)
 
 static int run_native(struct rv_run *run)
 {
+	size_t dirs = 0;
 	int r = 0;
 
 	run->engine = REVOKE_ENGINE_SYSCALL;
 	classify_all(run, true);
+	/* The kernel reaches every open file, in flight ones too. */
+	mark_all(run, REVOKE_STATE_UNREACHABLE, REVOKE_STATE_FOUND, 0);
+	/* But not a cwd or root, which are no open files (here only when
+	 * REVOKE_ENGINE_NATIVE was asked for: see work()). */
+	for (size_t i = 0; i < run->holders.n; i++)
+		for (size_t j = 0; j < run->holders.v[i].pub.nrefs; j++) {
+			struct revoke_ref *ref = &run->holders.v[i].pub.refs[j];
+
+			if (ref->state == REVOKE_STATE_FOUND &&
+			    (ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT))
+				unreachable_ref(ref, EOPNOTSUPP, &dirs);
+		}
+	if (dirs && !(run->req.flags & REVOKE_BEST_EFFORT)) {
+		mark_all(run, REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED, 0);
+		return -EBUSY;
+	}
 	set_phase(run, RV_PH_CUT, 0);
 	for (size_t t = 0; t < run->ntargets && r >= 0; t++)
 		r = run->req.fd >= 0 ? rv_native_frevoke(run->req.fd)
 				     : native_revoke_target(run, t);
-	/* The kernel reaches every open file, in flight ones too. */
-	mark_all(run, REVOKE_STATE_UNREACHABLE, REVOKE_STATE_FOUND, 0);
 	mark_all(run, REVOKE_STATE_FOUND, r < 0 ? REVOKE_STATE_FAILED : REVOKE_STATE_CUT,
 		 r < 0 ? -r : 0);
-	return r;
+	return r < 0 ? r : dirs ? -EBUSY : 0;
 }
 
 /* After the cut: unmount, deepest first. On failure, the report says which
@@ -1089,6 +1115,68 @@ static int take_lock(struct rv_run *run)
 	return 0;
 }
 
+/* Whether a holder has its cwd or root on a target (not a mount): revoke(2)
+ * revokes open files, and these are none. */
+static bool any_dir_ref(const struct rv_run *run)
+{
+	for (size_t i = 0; i < run->holders.n; i++)
+		for (size_t j = 0; j < run->holders.v[i].pub.nrefs; j++) {
+			const struct revoke_ref *ref = &run->holders.v[i].pub.refs[j];
+
+			if (ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT)
+				return true;
+		}
+	return false;
+}
+
+/* Before anything is looked at: a revoke by the same user that holds the
+ * lock is stopping and cutting, and what it does is over when we look. */
+static int lock_and_reopen(struct rv_run *run)
+{
+	const struct rv_request *req = &run->req;
+	int r = take_lock(run);
+
+	if (r < 0)
+		return r;
+	/* That revoke may have cut our own O_PATH descriptors (we held its
+	 * target): look the paths up again, same inodes only. */
+	for (size_t t = 0; req->paths && t < run->ntargets; t++)
+		if (rv_is_dead_fd(run->targets[t].path_fd)) {
+			r = rv_target_reopen(req, &run->targets[t]);
+			if (r < 0)
+				return r;
+		}
+	/* Our own descriptors of the targets are no holders'. */
+	free(run->ignore_fds);
+	run->ignore_fds = calloc(run->ntargets, sizeof(int));
+	if (!run->ignore_fds)
+		return -ENOMEM;
+	for (size_t t = 0; t < run->ntargets; t++)
+		run->ignore_fds[t] = run->targets[t].path_fd;
+	return 0;
+}
+
+/* The scan: who holds what. */
+static int scan_holders(struct rv_run *run, bool ptrace_cut)
+{
+	struct rv_scan_opts so;
+	int r;
+
+	set_phase(run, RV_PH_SCAN, 0);
+	scan_opts(run, RV_PH_SCAN, &so);
+	/* The ptrace engine reads every stopped holder again before cutting:
+	 * the first scan only needs to say who holds what. */
+	if (ptrace_cut)
+		so.flags |= RV_SCAN_NO_FDINFO;
+	r = rv_scan(run->targets, run->ntargets, &so, &run->holders);
+	if (r == -ETIMEDOUT)
+		fail_at(run, RV_PH_SCAN, 0, "");
+	if (r < 0)
+		return r;
+	run->discovery = r;
+	return abandoned(run) ? -ECANCELED : 0;
+}
+
 /* The whole call, in the worker thread. Returns 0 or -errno; sets
  * run->report when the targets were resolved. */
 static int work(struct rv_run *run)
@@ -1096,7 +1184,6 @@ static int work(struct rv_run *run)
 	const struct rv_request *req = &run->req;
 	const struct rv_guard guard = {&run->mu, &run->gone};
 	bool list = req->flags & REVOKE_LIST_ONLY, native;
-	struct rv_scan_opts so;
 	int r;
 
 	/* First of all: frevoke's descriptor means what it means now, before
@@ -1111,6 +1198,11 @@ static int work(struct rv_run *run)
 			return r;
 	}
 	set_phase(run, RV_PH_RESOLVE, 0);
+	if (req->ns_pid) {
+		r = rv_ns_open(req->ns_pid, &run->req.ns_root_fd, &run->req.ns_cwd_fd);
+		if (r < 0)
+			return r;
+	}
 	if (req->flags & REVOKE_MOUNT)
 		r = rv_mounts_resolve(req, &guard, &run->targets, &run->ntargets);
 	else
@@ -1142,26 +1234,17 @@ static int work(struct rv_run *run)
 		return r;
 	}
 	if (!list && !native && run->lock_fd < 0) {
-		/* Before anything is looked at: a revoke by the same user that
-		 * holds the lock is stopping and cutting, and what it does is
-		 * over when we look. */
-		r = take_lock(run);
+		r = lock_and_reopen(run);
 		if (r < 0)
 			return r;
-		/* That revoke may have cut our own O_PATH descriptors (we held
-		 * its target): look the paths up again, same inodes only. */
-		for (size_t t = 0; req->paths && t < run->ntargets; t++)
-			if (rv_is_dead_fd(run->targets[t].path_fd)) {
-				r = rv_target_reopen(req, &run->targets[t]);
-				if (r < 0)
-					return r;
-			}
 	}
-	run->ignore_fds = calloc(run->ntargets, sizeof(int));
-	if (!run->ignore_fds)
-		return -ENOMEM;
-	for (size_t t = 0; t < run->ntargets; t++)
-		run->ignore_fds[t] = run->targets[t].path_fd;
+	if (!run->ignore_fds) {
+		run->ignore_fds = calloc(run->ntargets, sizeof(int));
+		if (!run->ignore_fds)
+			return -ENOMEM;
+		for (size_t t = 0; t < run->ntargets; t++)
+			run->ignore_fds[t] = run->targets[t].path_fd;
+	}
 
 	if ((req->flags & REVOKE_UMOUNT) && !list && !native) {
 		/* Before anything is cut: what was acknowledged is on disk. */
@@ -1174,20 +1257,22 @@ static int work(struct rv_run *run)
 		}
 	}
 
-	set_phase(run, RV_PH_SCAN, 0);
-	scan_opts(run, RV_PH_SCAN, &so);
-	/* The ptrace engine reads every stopped holder again before cutting:
-	 * the first scan only needs to say who holds what. */
-	if (!native && !list)
-		so.flags |= RV_SCAN_NO_FDINFO;
-	r = rv_scan(run->targets, run->ntargets, &so, &run->holders);
-	if (r == -ETIMEDOUT)
-		fail_at(run, RV_PH_SCAN, 0, "");
+	r = scan_holders(run, !native && !list);
 	if (r < 0)
 		return r;
-	run->discovery = r;
-	if (abandoned(run))
-		return -ECANCELED;
+	if (native && !(req->flags & (REVOKE_ENGINE_NATIVE | REVOKE_MOUNT)) && any_dir_ref(run)) {
+		/* Only the userspace engine moves a cwd or root (to the dead
+		 * directory). Nothing was changed yet: it takes the call over,
+		 * from the lock on, with a scan of its own. */
+		native = false;
+		r = lock_and_reopen(run);
+		if (r < 0)
+			return r;
+		rv_holders_free(&run->holders);
+		r = scan_holders(run, true);
+		if (r < 0)
+			return r;
+	}
 
 	if (req->flags & REVOKE_MOUNT) {
 		r = rv_mounts_other_users(run->targets, run->ntargets, &run->others);
@@ -1227,6 +1312,8 @@ static void run_free(struct rv_run *run)
 	rv_holders_free(&run->others);
 	rv_dead_dir_remove(&run->dead_dir);
 	rv_targets_free(run->targets, run->ntargets);
+	safe_close(run->req.ns_root_fd);
+	safe_close(run->req.ns_cwd_fd);
 	revoke_report_free(run->report);
 	safe_close(run->lock_fd);
 	pthread_cond_destroy(&run->cv);
@@ -1319,6 +1406,7 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
 	run->want_report = ret_report != NULL;
 	run->lock_fd = -1;
 	run->dead_dir.fd = -1;
+	run->req.ns_root_fd = run->req.ns_cwd_fd = -1;
 	run->budget = (struct rv_budget){.start_ns = rv_now_ns(),
 					 .timeout_ns = (uint64_t)req->timeout_ms * 1000000u};
 	run->req.deadline_ns = rv_budget_deadline(&run->budget, RV_PH_RESOLVE);

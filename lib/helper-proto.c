@@ -289,6 +289,7 @@ void rv_report_destroy(struct revoke_report *report)
 	for (size_t i = 0; i < report->nholders; i++)
 		free(report->holders[i].refs);
 	free(report->holders);
+	free(report->holder_nspids);
 	for (size_t i = 0; i < report->ntargets; i++)
 		free(report->targets[i].path);
 	free(report->targets);

@@ -486,6 +486,9 @@ void rv_dead_dir_remove(struct rv_dead_dir *d);
 enum { RV_DEAD_DIR_NONE = 0, RV_DEAD_DIR_PATH, RV_DEAD_DIR_PIDFD };
 int rv_dead_dir_how(pid_t pid, bool need_chroot, const char **why);
 
+/* /proc/PID/status, parsed (mount.c). */
+int rv_proc_status_of(pid_t pid, struct rv_proc_status *ret);
+
 /* ---- one userspace revoke at a time per uid (lock.c) ------------------ */
 
 /* The lock's fd (close it to unlock), -1 when no lock can be had here (go
@@ -516,10 +519,13 @@ int rv_native_umount(const char *mountpoint);
 struct rv_request {
 	const char *const *paths; /* npaths paths, or NULL for frevoke */
 	size_t npaths;
-	int fd;		      /* frevoke: the descriptor; else -1 */
-	unsigned int flags;   /* REVOKE_* */
-	int timeout_ms;	      /* > 0 */
-	int keep_fd;	      /* -1, or keep descriptors sharing this description */
+	int fd;		    /* frevoke: the descriptor; else -1 */
+	unsigned int flags; /* REVOKE_* */
+	int timeout_ms;	    /* > 0 */
+	int keep_fd;	    /* -1, or keep descriptors sharing this description */
+	pid_t ns_pid;	    /* look the paths up as this process sees them; 0: as we do */
+	/* engine.c: ns_pid's root and current directory (O_PATH), else -1 */
+	int ns_root_fd, ns_cwd_fd;
 	uint64_t deadline_ns; /* engine.c: when the paths must be looked up by */
 	/* The helper (revoked): the targets are these descriptors, which a
 	 * client resolved with its own permissions and sent; the call owns

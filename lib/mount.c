@@ -719,7 +719,7 @@ static bool same_root(pid_t pid)
 	       a.stx_dev_minor == b.stx_dev_minor && rv_stx_mnt_id(&a) == rv_stx_mnt_id(&b);
 }
 
-static int status_of(pid_t pid, struct rv_proc_status *ret)
+int rv_proc_status_of(pid_t pid, struct rv_proc_status *ret)
 {
 	char path[64], buf[4096];
 	_cleanup_close_ int fd = -1;
@@ -741,7 +741,7 @@ int rv_dead_dir_how(pid_t pid, bool need_chroot, const char **why)
 	struct rv_proc_status st;
 	int r;
 
-	r = status_of(pid, &st);
+	r = rv_proc_status_of(pid, &st);
 	if (r < 0) {
 		*why = "its status could not be read";
 		return r;

@@ -69,7 +69,11 @@ static int read_opts(const struct revoke_opts *opts, struct rv_request *req)
 		o.flags |= REVOKE_MOUNT;
 	if ((o.flags & REVOKE_NO_SUBMOUNTS) && !(o.flags & REVOKE_MOUNT))
 		return -EINVAL;
-	if (o.timeout_ms < 0 || o.keep_fd < -1)
+	if (o.timeout_ms < 0 || o.keep_fd < -1 || o.ns_pid < 0)
+		return -EINVAL;
+	/* A mount point in another namespace would need its mount table,
+	 * which libmount reads from /proc/self. */
+	if (o.ns_pid && (o.flags & REVOKE_MOUNT))
 		return -EINVAL;
 	if ((o.flags & REVOKE_HELPER) && (o.flags & (REVOKE_NO_HELPER | REVOKE_MOUNT)))
 		return -EINVAL;
@@ -77,6 +81,7 @@ static int read_opts(const struct revoke_opts *opts, struct rv_request *req)
 	req->flags = o.flags;
 	req->timeout_ms = o.timeout_ms ? o.timeout_ms : default_timeout_ms();
 	req->keep_fd = o.keep_fd;
+	req->ns_pid = o.ns_pid;
 	return 0;
 }
 
@@ -116,7 +121,8 @@ _public_ int frevoke_ex(int fd, const struct revoke_opts *opts, struct revoke_re
 	r = read_opts(opts, &req);
 	if (r < 0)
 		return set_errno(r);
-	if (req.flags & REVOKE_MOUNT) /* a descriptor names a file, not a mount */
+	/* A descriptor names a file, not a mount, and needs no namespace. */
+	if ((req.flags & REVOKE_MOUNT) || req.ns_pid)
 		return set_errno(-EINVAL);
 	req.keep_fd = fd;
 

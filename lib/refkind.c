@@ -21,8 +21,6 @@ static const struct rv_refkind kinds[] = {
 	.found_in = RV_FOUND_LINK,
 	.link = "cwd",
 	.add_cut = rv_cut_add_cwd,
-	.cut_mount_only = true,
-	.unreachable = "a current directory is not a descriptor",
     },
     {
 	.type = REVOKE_REF_ROOT,
@@ -30,8 +28,6 @@ static const struct rv_refkind kinds[] = {
 	.found_in = RV_FOUND_LINK,
 	.link = "root",
 	.add_cut = rv_cut_add_root,
-	.cut_mount_only = true,
-	.unreachable = "a root directory is not a descriptor",
     },
     {
 	.type = REVOKE_REF_EXE,

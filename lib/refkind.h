@@ -31,9 +31,6 @@ struct rv_refkind {
 	 * "unreachable"). */
 	int (*add_cut)(struct rv_cut *c, const struct revoke_ref *ref, int *ret_op);
 	const char *unreachable;
-	/* add_cut only when the target is a mount (REVOKE_MOUNT); otherwise
-	 * UNREACHABLE says why. */
-	bool cut_mount_only;
 	/* With add_cut: whether this one can be cut (the holder stopped or
 	 * not); 0, or an errno with WHY set for the holder's reason. */
 	int (*check)(const struct rv_holder *h, const struct revoke_ref *ref, char *why,

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <linux/openat2.h>
 #include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,6 +94,7 @@ struct lookup {
 	const char *path;
 	int flags;
 	int sock;
+	int root_fd, cwd_fd; /* another process's view (rv_ns_open), or -1 */
 };
 
 #define LOOKUP_STACK (64u * 1024u)
@@ -112,10 +114,51 @@ __attribute__((no_sanitize("address", "undefined"))) static int lookup_fn(void *
 	int err, sock = l->sock;
 	long fd;
 
-	if (sock > 0)
-		syscall(SYS_close_range, 0, sock - 1, 0);
-	syscall(SYS_close_range, sock + 1, ~0u, 0);
+	/* None of our descriptors stays open in a lookup that may hang but
+	 * the socket and the other process's root and cwd (O_PATH). */
+	for (unsigned int lo = 0;;) {
+		int keep[3] = {sock, l->root_fd, l->cwd_fd};
+		unsigned int next = ~0u;
+
+		for (int k = 0; k < 3; k++)
+			if (keep[k] >= 0 && (unsigned int)keep[k] >= lo &&
+			    (unsigned int)keep[k] < next)
+				next = (unsigned int)keep[k];
+		if (next > lo)
+			syscall(SYS_close_range, lo, next == ~0u ? ~0u : next - 1, 0);
+		if (next == ~0u)
+			break;
+		lo = next + 1;
+	}
+	if (l->root_fd >= 0) {
+		/* Its root and cwd are ours (this process has an fs_struct of
+		 * its own: no CLONE_FS), so the walk is the one it would make:
+		 * its mounts (a walk follows the mounts of the mount it is on,
+		 * whatever namespace we are in), "/" and ".." stopping at its
+		 * root, absolute symlinks from there, magic links as for it. */
+		if (syscall(SYS_fchdir, l->root_fd) == 0 && syscall(SYS_chroot, ".") == 0) {
+			if (l->path[0] != '/' && syscall(SYS_fchdir, l->cwd_fd) < 0)
+				fd = -1;
+			else
+				fd = -2;
+		} else {
+			/* No CAP_SYS_CHROOT: the kernel keeps the walk inside
+			 * its root (or its cwd), or fails (ELOOP, EXDEV). */
+			struct open_how how = {
+			    .flags = (uint64_t)l->flags,
+			    .resolve = l->path[0] == '/' ? RESOLVE_IN_ROOT : RESOLVE_BENEATH,
+			};
+
+			fd = syscall(SYS_openat2, l->path[0] == '/' ? l->root_fd : l->cwd_fd,
+				     l->path, &how, sizeof(how));
+		}
+		if (fd != -2)
+			goto send;
+		syscall(SYS_close, l->root_fd);
+		syscall(SYS_close, l->cwd_fd);
+	}
 	fd = syscall(SYS_openat, AT_FDCWD, l->path, l->flags, 0);
+send:
 	err = fd < 0 ? errno : 0;
 	iov.iov_base = &err;
 	iov.iov_len = sizeof(err);
@@ -180,7 +223,12 @@ static int recv_result(int sock)
 
 int rv_open_bounded(const char *path, int flags, uint64_t deadline)
 {
-	struct lookup l = {.path = path, .flags = flags};
+	return rv_open_bounded_in(path, flags, deadline, -1, -1);
+}
+
+int rv_open_bounded_in(const char *path, int flags, uint64_t deadline, int root_fd, int cwd_fd)
+{
+	struct lookup l = {.path = path, .flags = flags, .root_fd = root_fd, .cwd_fd = cwd_fd};
 	_cleanup_close_ int sock = -1;
 	int sv[2], r = -ETIMEDOUT;
 	void *stack;
@@ -283,7 +331,8 @@ int rv_targets_resolve(const struct rv_request *req, const struct rv_guard *guar
 
 			if (req->flags & REVOKE_NOFOLLOW)
 				flags |= O_NOFOLLOW;
-			r = rv_open_bounded(req->paths[i], flags, req->deadline_ns);
+			r = rv_open_bounded_in(req->paths[i], flags, req->deadline_ns,
+					       req->ns_root_fd, req->ns_cwd_fd);
 			if (r < 0)
 				goto fail;
 			t[i].path_fd = r;
@@ -341,7 +390,7 @@ int rv_target_reopen(const struct rv_request *req, struct rv_target *tg)
 	 * report, which a client may have pointed elsewhere since. */
 	if (req->fds)
 		return -EBUSY;
-	fd = rv_open_bounded(tg->path, flags, req->deadline_ns);
+	fd = rv_open_bounded_in(tg->path, flags, req->deadline_ns, req->ns_root_fd, req->ns_cwd_fd);
 	if (fd < 0)
 		return fd;
 	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID, &stx) < 0 ||
@@ -352,5 +401,33 @@ int rv_target_reopen(const struct rv_request *req, struct rv_target *tg)
 	}
 	safe_close(tg->path_fd);
 	tg->path_fd = fd;
+	return 0;
+}
+
+int rv_ns_open(pid_t pid, int *ret_root, int *ret_cwd)
+{
+	_cleanup_close_ int pidfd = -1, root = -1, cwd = -1;
+	char path[64];
+
+	/* The pidfd pins the process we were named, so that what /proc shows
+	 * below is checked to be still its own (a pid reused meanwhile). */
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0 && errno != ENOSYS && errno != EINVAL) /* EINVAL: a thread's id */
+		return negative_errno();
+	/* /proc/PID/root and cwd can be followed only with ptrace read access
+	 * (PTRACE_MODE_READ_FSCREDS): who could not look into its namespace
+	 * learns nothing of what is there. */
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return errno == EACCES ? -EPERM : errno == ENOENT ? -ESRCH : negative_errno();
+	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+	cwd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cwd < 0)
+		return errno == EACCES ? -EPERM : errno == ENOENT ? -ESRCH : negative_errno();
+	if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+		return errno == EPERM ? -EPERM : -ESRCH;
+	*ret_root = TAKE_FD(root);
+	*ret_cwd = TAKE_FD(cwd);
 	return 0;
 }

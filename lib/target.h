@@ -33,6 +33,12 @@ void rv_targets_free(struct rv_target *t, size_t n);
  * DEADLINE (-ETIMEDOUT): a lookup stuck on a hung FUSE or NFS server cannot
  * hold the caller. */
 int rv_open_bounded(const char *path, int flags, uint64_t deadline);
+/* The same as another process sees PATH: ROOT_FD and CWD_FD from rv_ns_open
+ * (both -1: as we see it). */
+int rv_open_bounded_in(const char *path, int flags, uint64_t deadline, int root_fd, int cwd_fd);
+/* O_PATH descriptors of process PID's root and current directory: -ESRCH
+ * (no such process), -EPERM (no ptrace read access to it). */
+int rv_ns_open(pid_t pid, int *ret_root, int *ret_cwd);
 
 /* Is RDEV a character device every process shares (/dev/null, /dev/tty...)?
  * Such targets are refused with -EINVAL. */

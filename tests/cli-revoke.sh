@@ -215,35 +215,36 @@ else
 	fail revoke.untraceable "the traced holder did not start"
 fi
 
-# ---- a current directory is reported, not cut: nothing changes without -b
+# ---- a current directory is cut: the holder moves to the dead directory
 dir=$tmp/dir
-mkdir "$dir"
+mkdir "$dir" "$dir/sub"
 (cd "$dir" && exec sleep 60) &
 pd=$!
 holders+=("$pd")
+(cd "$dir/sub" && exec sleep 60) &
+psub=$!
+holders+=("$psub")
 sleep 60 <"$dir" &
 pf=$!
 holders+=("$pf")
-if wait_holder "$pf" 0 "$dir" && [ "$(readlink "/proc/$pd/cwd")" = "$dir" ]; then
-	run "$R" -o PID,TYPE,FD,STATE "$dir"
+if wait_holder "$pf" 0 "$dir" && [ "$(readlink "/proc/$pd/cwd")" = "$dir" ] &&
+	[ "$(readlink "/proc/$psub/cwd")" = "$dir/sub" ]; then
+	# The native revoke(2) moves no current directory: the userspace engine's.
+	run "$R" --engine ptrace -o PID,TYPE,FD,STATE "$dir"
 	tab=$(squeeze <<<"$out")
-	if [ "$rc" -ne 1 ]; then
-		fail revoke.cwd "exit $rc, expected 1; stdout: $out; stderr: $err"
-	elif ! grep -Eq "^ ?$pd cwd unreachable$" <<<"$tab"; then
-		fail revoke.cwd "no 'cwd unreachable' line for pid $pd: $out"
-	elif ! grep -q "^revoke: $dir: pid $pd (sleep): cwd: not cut: " <<<"$err"; then
-		fail revoke.cwd "no message for the cwd of pid $pd: $err"
-	elif ! points_at "$pf" 0 "$dir"; then
-		fail revoke.cwd "pid $pf lost its descriptor although nothing should change"
+	cwd=$(readlink "/proc/$pd/cwd")
+	if [ "$rc" -ne 0 ]; then
+		fail revoke.cwd "exit $rc, expected 0; stdout: $out; stderr: $err"
+	elif ! grep -Eq "^ ?$pd cwd cut$" <<<"$tab"; then
+		fail revoke.cwd "no 'cwd cut' line for pid $pd: $out"
+	elif points_at "$pf" 0 "$dir"; then
+		fail revoke.cwd "pid $pf still holds $dir"
+	elif [[ "$cwd" != *"/.revoke-dead."*" (deleted)" ]]; then
+		fail revoke.cwd "the cwd of pid $pd is $cwd, not the deleted dead directory"
+	elif [ "$(readlink "/proc/$psub/cwd")" != "$dir/sub" ] || grep -q "^ *$psub " <<<"$tab"; then
+		fail revoke.cwd "pid $psub (cwd in a subdirectory) was touched or listed: $out"
 	else
 		pass revoke.cwd
-	fi
-	run "$R" -b -o PID,TYPE,FD,STATE "$dir"
-	if [ "$rc" -eq 1 ] && ! points_at "$pf" 0 "$dir" && [ "$(readlink "/proc/$pd/cwd")" = "$dir" ] &&
-		grep -q "^revoke: $dir: partly revoked: 1 of 2 references could not be cut" <<<"$err"; then
-		pass revoke.cwd-best-effort
-	else
-		fail revoke.cwd-best-effort "exit $rc; stdout: $out; stderr: $err"
 	fi
 else
 	fail revoke.cwd "the holder processes did not start"

@@ -143,9 +143,9 @@ echo data >"$file"
 sleep 300 <"$file" &
 p1=$!
 holders+=("$p1")
-dir=$tmp/dir
-mkdir "$dir"
-(cd "$dir" && exec sleep 300) &
+exe=$tmp/sleep-copy
+cp /bin/sleep "$exe"
+"$exe" 300 &
 pd=$!
 holders+=("$pd")
 
@@ -168,7 +168,11 @@ EOF
 	err=$(cat "$tmp/err")
 }
 
-if ! wait_holder "$p1" 0 "$file" || [ "$(readlink "/proc/$pd/cwd")" != "$dir" ]; then
+for _ in $(seq 1 400); do
+	[ "$(readlink "/proc/$pd/exe")" = "$exe" ] && break
+	sleep 0.025
+done
+if ! wait_holder "$p1" 0 "$file" || [ "$(readlink "/proc/$pd/exe")" != "$exe" ]; then
 	fail signals.sigpipe "the holder processes did not start"
 else
 	closed_pipe 0 "$R" --list "$file"
@@ -179,9 +183,10 @@ else
 	[ "$rc" -eq 141 ] && [ -z "$err" ] && pass signals.sigpipe-json ||
 		fail signals.sigpipe-json "exit $rc, expected 141 (SIGPIPE); stderr: $err"
 
-	# A revoke that fails (a cwd cannot be cut): its messages still come out.
-	closed_pipe 0 "$R" "$dir"
-	if [ "$rc" -eq 141 ] && grep -q "^revoke: $dir: not revoked: 1 reference could not be cut" <<<"$err" &&
+	# A revoke that fails (a running executable cannot be cut): its messages
+	# still come out.
+	closed_pipe 0 "$R" --engine ptrace "$exe"
+	if [ "$rc" -eq 141 ] && grep -q "^revoke: $exe: not revoked: 1 reference could not be cut" <<<"$err" &&
 		! grep -q "write error" <<<"$err"; then
 		pass signals.sigpipe-messages
 	else

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Conformance, part 2: references that live outside the fd tables and the
- * mappings — descriptors in flight in SCM_RIGHTS messages, a working
- * directory, a root directory, an executable. The userspace engine cannot
- * cut them: it must report them (UNREACHABLE), fail with EBUSY and touch
- * nothing, or with REVOKE_BEST_EFFORT cut the rest. The native engine cuts
- * them. (io_uring fixed files are cut: test-revoke-uring.c; a holder with an
- * io-wq worker thread is here.)
+ * mappings — descriptors in flight in SCM_RIGHTS messages, an executable. The
+ * userspace engine cannot cut them: it must report them (UNREACHABLE), fail
+ * with EBUSY and touch nothing, or with REVOKE_BEST_EFFORT cut the rest. The
+ * native engine cuts them. (io_uring fixed files are cut: test-revoke-uring.c,
+ * a holder with an io-wq worker thread is here; a working or root directory:
+ * test-revoke-dir.c.)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -256,70 +256,6 @@ static void t_inflight_sender_closed(void)
 
 /* ---- a directory that is a working directory or a root ---- */
 
-static char g_dir[160];
-static bool g_chroot;
-
-static void v_in_dir(int sock)
-{
-	if (g_chroot && (chroot(g_dir) < 0 || chdir("/") < 0))
-		_exit(2);
-	if (!g_chroot && chdir(g_dir) < 0)
-		_exit(2);
-	send_msg(sock, MSG(getpid()));
-	victim_recv(sock);
-	_exit(0);
-}
-
-static void dir_case(bool use_root, int type)
-{
-	struct revoke_report *rep = NULL;
-	const struct revoke_holder *h;
-	struct victim v;
-	int r, e;
-	char path[64], link[256];
-	ssize_t n;
-
-	make_scratch();
-	snprintf(g_dir, sizeof(g_dir), "%s/dir", tdir);
-	CHECK(mkdir(g_dir, 0755) == 0, "mkdir: %s", strerror(errno));
-	g_chroot = use_root;
-	v = spawn(v_in_dir);
-	recv_msg(&v);
-	r = revoke_path_with(g_dir, 0, &rep);
-	e = errno;
-	CHECK(rep, "no report (%s)", strerror(e));
-	if (native(rep)) {
-		const struct revoke_ref *ref;
-
-		CHECK(r == 0, "native revoke_ex: %s", strerror(e));
-		h = find_holder(rep, v.pid);
-		ref = find_ref(h, type);
-		CHECK(ref && ref->state == REVOKE_STATE_CUT, "%s ref not cut by the native engine",
-		      revoke_ref_type_name(type));
-		revoke_report_free(rep);
-		return;
-	}
-	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
-	check_unreachable(rep, v.pid, type);
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)v.pid, use_root ? "root" : "cwd");
-	n = readlink(path, link, sizeof(link) - 1);
-	CHECK(n > 0, "readlink %s: %s", path, strerror(errno));
-	link[n] = 0;
-	CHECK(strcmp(link, g_dir) == 0, "victim's %s moved to %s", use_root ? "root" : "cwd", link);
-	CHECK(proc_status_field(v.pid, "TracerPid") == 0, "victim left traced");
-	revoke_report_free(rep);
-}
-
-static void t_cwd_unreachable(void)
-{
-	dir_case(false, REVOKE_REF_CWD);
-}
-
-static void t_root_unreachable(void)
-{
-	dir_case(true, REVOKE_REF_ROOT);
-}
-
 /* ---- a running executable ---- */
 
 static char g_exe[160];
@@ -398,5 +334,4 @@ TEST_MAIN("revoke-unreachable", {"uring_worker_in_holder", t_uring_worker_in_hol
 	  {"inflight_ebusy", t_inflight_ebusy, 30},
 	  {"inflight_best_effort", t_inflight_best_effort, 30},
 	  {"inflight_sender_closed", t_inflight_sender_closed, 30},
-	  {"cwd_unreachable", t_cwd_unreachable, 30}, {"root_unreachable", t_root_unreachable, 30},
 	  {"exe_unreachable", t_exe_unreachable, 30}, )

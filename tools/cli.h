@@ -21,6 +21,7 @@
  * what happened, then the file's. Names, flags, JSON types, text: columns.c. */
 enum {
 	COL_PID,
+	COL_NSPID,
 	COL_USER,
 	COL_UID,
 	COL_COMMAND,
@@ -51,6 +52,7 @@ struct cli {
 	bool list, best_effort, json, raw, noheadings, quiet;
 	bool umount, dry_run; /* --umount, --umount --dry-run */
 	bool mount;	      /* --mount or --umount: the targets are mounts */
+	pid_t ns;	      /* --ns PID, or 0 */
 	int columns[MAX_COLUMNS];
 	size_t ncolumns;
 	/* The first ndefault columns are the defaults (no -o, or -o +LIST). */
@@ -149,6 +151,8 @@ int print_json(const struct revoke_report *rep);
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* No report: name the paths that could not be looked up, and why. */
 void report_lookup_failure(char *const *paths, size_t n, bool nofollow, bool mount, int err);
+/* The same for paths looked up as process PID sees them (--ns PID). */
+void report_ns_failure(char *const *paths, size_t n, pid_t pid, int err);
 /* What was not revoked (or listed), per holder and per path; PATHS name the
  * targets when the report has none (the call timed out resolving them). */
 void report_outcome(const struct cli *cli, const struct revoke_report *rep, int err,

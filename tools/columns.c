@@ -43,6 +43,26 @@ static const char *get_pid(const struct cell *c, char *buf, size_t size)
 	return FMT("%d", (int)c->h->pid);
 }
 
+/* The holder's pid in its own pid namespace (the report's holder_nspids[],
+ * by the holder's index), or NULL when the report does not know it. */
+static pid_t nspid_of(const struct revoke_report *rep, const struct revoke_holder *h)
+{
+	size_t hs =
+	    REPORT_HAS(rep, holder_size) && rep->holder_size ? rep->holder_size : sizeof(*h);
+	size_t i = (size_t)((const char *)h - (const char *)rep->holders) / hs;
+
+	if (!REPORT_HAS(rep, holder_nspids) || !rep->holder_nspids || i >= rep->nholders)
+		return 0;
+	return rep->holder_nspids[i];
+}
+
+static const char *get_nspid(const struct cell *c, char *buf, size_t size)
+{
+	pid_t p = nspid_of(c->rep, c->h);
+
+	return p > 0 ? FMT("%d", (int)p) : NULL;
+}
+
 static const char *get_user(const struct cell *c, char *buf, size_t size)
 {
 	const char *s = user_name(c->h->uid);
@@ -173,6 +193,8 @@ static const struct column columns[COL_COUNT] = {
     [COL_PATH] = {"PATH", 0, SCOLS_JSON_STRING, J, "the file being revoked, as given", get_path},
     [COL_PID] = {"PID", SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, H | J, "process ID of the holder",
 		 get_pid},
+    [COL_NSPID] = {"NSPID", SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, H | J,
+		   "process ID of the holder in its own pid namespace", get_nspid},
     [COL_USER] = {"USER", 0, SCOLS_JSON_STRING, H | J,
 		  "user name of the holder (the number if it has none)", get_user},
     [COL_UID] = {"UID", SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, H | J, "real user ID of the holder",
@@ -405,8 +427,11 @@ void columns_default(struct cli *cli)
 	static const int revoke_extra[] = {COL_STATE, COL_ERROR};
 
 	cli->ncolumns = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(list_cols); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(list_cols); i++) {
 		cli->columns[cli->ncolumns++] = list_cols[i];
+		if (list_cols[i] == COL_PID && cli->ns)
+			cli->columns[cli->ncolumns++] = COL_NSPID;
+	}
 	if (!cli->list)
 		for (size_t i = 0; i < ARRAY_SIZE(revoke_extra); i++)
 			cli->columns[cli->ncolumns++] = revoke_extra[i];
@@ -455,6 +480,24 @@ void columns_for_report(struct cli *cli, const struct revoke_report *rep)
 
 	if (cli->ndefault == 0)
 		return; /* -o LIST: exactly what was asked for */
+	/* A holder that another pid namespace knows by another number: both. */
+	for (size_t i = 0; i < rep->nholders && !column_shown(cli, COL_NSPID); i++) {
+		const struct revoke_holder *h = revoke_report_holder(rep, i);
+		pid_t ns = nspid_of(rep, h);
+
+		if (ns > 0 && ns != h->pid && cli->ncolumns < MAX_COLUMNS) {
+			size_t at = 0;
+
+			while (at < cli->ndefault && cli->columns[at] != COL_PID)
+				at++;
+			at = at < cli->ndefault ? at + 1 : cli->ndefault;
+			memmove(&cli->columns[at + 1], &cli->columns[at],
+				(cli->ncolumns - at) * sizeof(cli->columns[0]));
+			cli->columns[at] = COL_NSPID;
+			cli->ncolumns++;
+			cli->ndefault++;
+		}
+	}
 	for (size_t i = 0; i < rep->nholders && !want; i++)
 		want = revoke_report_holder(rep, i)->state != REVOKE_STATE_FOUND;
 	for (size_t k = 0; want && k < ARRAY_SIZE(needed); k++) {

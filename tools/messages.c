@@ -118,6 +118,32 @@ void report_lookup_failure(char *const *paths, size_t n, bool nofollow, bool mou
 		warnx_("%s: %s", paths[i], errno_text(err, text, sizeof(text)));
 }
 
+void report_ns_failure(char *const *paths, size_t n, pid_t pid, int err)
+{
+	char path[64], text[160];
+	int fd;
+
+	/* The paths are another process's: looking them up here means
+	 * nothing. What can be said is whether that process is there and
+	 * whether we may look into it. */
+	if (err == ESRCH) {
+		warnx_("--ns %d: no such process", (int)pid);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && err == EPERM) {
+		warnx_("--ns %d: %s (looking at its files needs the right to trace it)", (int)pid,
+		       strerror(err));
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+	for (size_t i = 0; i < n; i++)
+		warnx_("%s (as pid %d sees it): %s", paths[i], (int)pid,
+		       errno_text(err, text, sizeof(text)));
+}
+
 /* ---- timeouts ---------------------------------------------------------- */
 
 /* What the call was doing, per phase: without a process, and with one

@@ -127,6 +127,8 @@ static void __attribute__((noreturn)) usage(void)
 	      "     --umount              sync, cut everything on the mounts, unmount them\n"
 	      "     --dry-run             with --umount: say whether it would go ahead\n"
 	      "     --no-submounts        with --mount: not the mounts beneath\n"
+	      "     --ns <pid>            look the paths up as process <pid> sees them (its\n"
+	      "                           mount namespace, root and cwd: a container's files)\n"
 	      "     --no-follow           do not follow a symbolic link in the last component\n"
 	      "     --no-hangup           do not hang up terminals\n"
 	      "     --engine <name>       auto, ptrace or syscall\n"
@@ -211,6 +213,7 @@ enum {
 	OPT_UMOUNT,
 	OPT_DRY_RUN,
 	OPT_NO_SUBMOUNTS,
+	OPT_NS,
 };
 
 /* The library keeps a pidfd per holder while it works: thousands of holders
@@ -239,6 +242,7 @@ int main(int argc, char **argv)
 	    {"umount", no_argument, NULL, OPT_UMOUNT},
 	    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	    {"no-submounts", no_argument, NULL, OPT_NO_SUBMOUNTS},
+	    {"ns", required_argument, NULL, OPT_NS},
 	    {"json", no_argument, NULL, 'J'},
 	    {"raw", no_argument, NULL, 'r'},
 	    {"noheadings", no_argument, NULL, 'n'},
@@ -289,6 +293,18 @@ int main(int argc, char **argv)
 		case OPT_NO_SUBMOUNTS:
 			opts.flags |= REVOKE_NO_SUBMOUNTS;
 			break;
+		case OPT_NS: {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v <= 0 || v > INT_MAX)
+				usage_error("invalid pid '%s' for --ns", optarg);
+			cli.ns = (pid_t)v;
+			opts.ns_pid = cli.ns;
+			break;
+		}
 		case OPT_NO_FOLLOW:
 			opts.flags |= REVOKE_NOFOLLOW;
 			break;
@@ -354,6 +370,8 @@ int main(int argc, char **argv)
 		usage_error("--umount cannot be combined with --list (see --dry-run)");
 	if ((opts.flags & REVOKE_NO_SUBMOUNTS) && !(opts.flags & REVOKE_MOUNT))
 		usage_error("--no-submounts goes with --mount or --umount");
+	if (cli.ns && cli.mount)
+		usage_error("--ns cannot be combined with %s", cli.umount ? "--umount" : "--mount");
 	if (cli.dry_run) {
 		cli.list = true;
 		opts.flags |= REVOKE_LIST_ONLY;
@@ -386,7 +404,9 @@ int main(int argc, char **argv)
 	release_quiet_signals();
 
 	if (!rep) {
-		if (r < 0)
+		if (r < 0 && cli.ns)
+			report_ns_failure(argv + optind, npaths, cli.ns, err);
+		else if (r < 0)
 			report_lookup_failure(argv + optind, npaths, opts.flags & REVOKE_NOFOLLOW,
 					      opts.flags & REVOKE_MOUNT, err);
 		else
