@@ -4,7 +4,7 @@
 # are used when they are there. tests/cli-completion.sh checks that every
 # option and column of `revoke --help` is offered here.
 
-_revoke_columns="PID USER UID COMMAND STOPPED_NS PATH TYPE FD FLAGS RANGE OFFSET
+_revoke_columns="PID NSPID USER UID COMMAND STOPPED_NS PATH TYPE FD FLAGS RANGE OFFSET
 	OPEN_FLAGS CLOEXEC START END PROT SHARED STATE ERROR ERRNO DEV INODE"
 
 _revoke()
@@ -41,6 +41,15 @@ _revoke()
 		COMPREPLY=($(compgen -W 'auto proc bpf' -- "$cur"))
 		return
 		;;
+	--ns)
+		# A process whose view of the paths is meant: the pids of /proc.
+		if declare -F _pids >/dev/null; then
+			_pids
+		else
+			COMPREPLY=($(compgen -W "$(cd /proc && printf '%s ' [0-9]*)" -- "$cur"))
+		fi
+		return
+		;;
 	-o | --output)
 		# A comma-separated list, optionally after '+' (added to the default).
 		local head= item=$cur
@@ -72,7 +81,7 @@ _revoke()
 
 	if [[ -z $dashdash && $cur == -* ]]; then
 		COMPREPLY=($(compgen -W '-l --list -b --best-effort -t --timeout -m --mount
-			--umount --dry-run --no-submounts --no-follow --no-hangup --engine
+			--umount --dry-run --no-submounts --ns --no-follow --no-hangup --engine
 			--discovery -J --json -r --raw -n --noheadings -o --output -q --quiet
 			-h --help -V --version --' -- "$cur"))
 		return
