@@ -251,6 +251,24 @@ static long uring_outcome(const struct rv_prog *p, int op, long res)
 	return cancel == -ETIME ? -ETIME : 0;
 }
 
+/* The number of threads of PID (0 when it cannot be read). */
+static size_t thread_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
 int rv_uring_check(const struct rv_holder *h, const struct revoke_ref *ref, char *why, size_t size)
 {
 	int32_t skip = IORING_REGISTER_FILES_SKIP;
@@ -277,8 +295,20 @@ int rv_uring_check(const struct rv_holder *h, const struct revoke_ref *ref, char
 	if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_FILES_UPDATE, &upd, 1) >= 0)
 		return 0;
 	switch (errno) {
-	case EEXIST: /* SINGLE_ISSUER: only in its submitter, which the holder's probe finds */
-		return 0;
+	case EEXIST:
+		/* SINGLE_ISSUER, on a kernel that takes updates from the
+		 * submitter only. The cut runs in the holder's leader: in a
+		 * single-threaded holder that is the submitter (or the probe
+		 * of its program fails before anything is cut). In one with
+		 * other threads it may not be, and finding that out in the
+		 * holder, after others were cut, would break all or nothing. */
+		if (thread_count(h->pub.pid) == 1)
+			return 0;
+		snprintf(why, size,
+			 "io_uring ring fd %d is SINGLE_ISSUER and the process has other threads: "
+			 "only its submitter thread may update it",
+			 ref->fd);
+		return EEXIST;
 	case EACCES:
 		snprintf(why, size,
 			 "io_uring ring fd %d is restricted: updating its files is not allowed",

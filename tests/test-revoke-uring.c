@@ -443,9 +443,9 @@ static void t_single_issuer(void)
 /*
  * A SINGLE_ISSUER ring of a thread other than the leader (where the cut
  * runs). Kernels that let only the submitter register (6.x after 6.1) refuse
- * the update from the leader: the holder is then left entirely as it was,
- * its ref FAILED with EEXIST and the call fails; where the kernel lets any
- * thread register, the slot is cut.
+ * the update from the leader: the ref is unreachable and the call refused
+ * before anyone is cut (all or nothing: the other holder still reads); where
+ * the kernel lets any thread register, the slot is cut.
  */
 static void *probe_thread(void *arg)
 {
@@ -500,9 +500,12 @@ static void t_single_issuer_other_thread(void)
 	CHECK(r == -1,
 	      "revoke_ex succeeded, though the kernel takes the update only from thread %d",
 	      (int)u.tid);
-	check_uring_ref(rep, u.v.pid, u.ring, u.slot, REVOKE_STATE_FAILED);
+	CHECK(e == EBUSY, "revoke_ex failed with %s, expected EBUSY", strerror(e));
+	check_uring_ref(rep, u.v.pid, u.ring, u.slot, REVOKE_STATE_UNREACHABLE);
 	CHECK(proc_status_field(u.v.pid, "TracerPid") == 0, "ring holder left traced");
 	CHECK_RING_READS(&u, 0, u.slot, 'h');
+	/* All or nothing: refused before anyone was cut. */
+	CHECK_READS(&b);
 	revoke_report_free(rep);
 }
 
