@@ -33,6 +33,7 @@
 
 #include "budget.h"
 #include "refkind.h"
+#include "scan_proc.h"
 #include "target.h"
 #include "wake.h"
 
@@ -385,6 +386,7 @@ static size_t stop_all(struct rv_run *run)
 static int merge_scan(struct rv_run *run, struct rv_holders *fresh, size_t *ret_added)
 {
 	size_t n = run->holders.n, added = 0, j = 0;
+	long pidfd_max = 0;
 
 	rv_holders_sort(&run->holders);
 	rv_holders_sort(fresh);
@@ -411,6 +413,10 @@ static int merge_scan(struct rv_run *run, struct rv_holders *fresh, size_t *ret_
 			return -ENOMEM;
 		if (!h->uninspected)
 			added++;
+		/* The rescan leaves pidfds to us (RV_SCAN_NO_PIDFD): only a new
+		 * holder needs one. One that exited is found so by its stop. */
+		if (h->pidfd < 0 && !h->self && !h->uninspected)
+			(void)rv_holder_pidfd(h->pub.pid, &h->pidfd, &pidfd_max);
 	}
 	*ret_added = added;
 	return 0;
@@ -494,6 +500,7 @@ static int stop_until_stable(struct rv_run *run, size_t *ret_failed)
 		if (failed && !(run->req.flags & REVOKE_BEST_EFFORT))
 			break; /* the call is refused: no need to look further */
 		scan_opts(run, RV_PH_CUT, &so);
+		so.flags |= RV_SCAN_NO_PIDFD;
 		r = rv_scan(run->targets, run->ntargets, &so, &fresh);
 		if (r >= 0)
 			r = merge_scan(run, &fresh, &added);

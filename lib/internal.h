@@ -92,13 +92,20 @@ struct rv_holders {
  * stopped); rv_scan_pid ignores it.
  */
 #define RV_SCAN_NO_FDINFO (1u << 31)
+/*
+ * rv_scan_opts.flags bit: the BPF scanner may leave a holder's pidfd at -1
+ * instead of opening one (the /proc scanner opens it first, to tie what it
+ * reads to the process, and keeps it). For the engine's rescan of stopped
+ * holders, which keeps the pidfds it has and opens one for a new holder.
+ */
+#define RV_SCAN_NO_PIDFD (1u << 30)
 
 struct rv_bpf;
 
 struct rv_scan_opts {
 	const char *proc_root; /* "/proc" unless testing against a saved tree */
 	uint64_t deadline_ns;  /* CLOCK_MONOTONIC; 0 = none */
-	unsigned int flags;    /* REVOKE_DISCOVERY_*, RV_SCAN_NO_FDINFO */
+	unsigned int flags;    /* REVOKE_DISCOVERY_*, RV_SCAN_NO_FDINFO, RV_SCAN_NO_PIDFD */
 	const int *ignore_fds; /* the caller's own fds to leave out (library internals) */
 	size_t nignore_fds;
 	/* Where the BPF scanner keeps its loaded programs between scans of the

@@ -441,7 +441,9 @@ static int finish_holders(struct bpf_scan *s)
 			h->zombie_leader = h->state == 'Z' || h->state == 'X';
 		}
 		h->self = h->pub.pid == s->self;
-		r = rv_holder_pidfd(h->pub.pid, &h->pidfd, &pidfd_max);
+		r = s->opts && (s->opts->flags & RV_SCAN_NO_PIDFD)
+			? 0
+			: rv_holder_pidfd(h->pub.pid, &h->pidfd, &pidfd_max);
 		if (r == -ESRCH || r == -EINVAL)
 			goto drop; /* exited since */
 		if (r < 0)
@@ -571,18 +573,42 @@ fail:
 
 /* The holders map is the one state a pass leaves behind (which thread
  * groups hold a target, whose identity went out): empty it for the next.
- * Keys first, then deletes: a first-key lookup after each delete would walk
- * the emptied buckets again every time. */
+ * One BPF_MAP_LOOKUP_AND_DELETE_BATCH takes them all (5.6+): the engine's
+ * rescan runs while every holder waits stopped, and a key at a time costs two
+ * syscalls per holder. Without it, keys first, then deletes: a first-key
+ * lookup after each delete would walk the emptied buckets again every time. */
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* the kernel's, for a map without batch operations */
+#endif
+
 static int clear_holders(struct rv_bpf *b)
 {
 	int fd = b->skel->maps.holders.map_fd;
-	_cleanup_free_ __u32 *keys = NULL;
+	_cleanup_free_ __u32 *keys = NULL, *values = NULL;
 	union bpf_attr attr;
+	__u64 token = 0;
 	size_t n = 0;
 
 	keys = malloc(RV_BPF_MAX_HOLDERS * sizeof(*keys));
-	if (!keys)
+	values = malloc(RV_BPF_MAX_HOLDERS * sizeof(*values));
+	if (!keys || !values)
 		return -ENOMEM;
+	for (bool first = true;; first = false) {
+		memset(&attr, 0, sizeof(attr));
+		attr.batch.map_fd = (__u32)fd;
+		attr.batch.in_batch = first ? 0 : (__u64)(unsigned long)&token;
+		attr.batch.out_batch = (__u64)(unsigned long)&token;
+		attr.batch.keys = (__u64)(unsigned long)keys;
+		attr.batch.values = (__u64)(unsigned long)values;
+		attr.batch.count = RV_BPF_MAX_HOLDERS;
+		if (syscall(SYS_bpf, BPF_MAP_LOOKUP_AND_DELETE_BATCH, &attr, sizeof(attr)) == 0)
+			continue;
+		if (errno == ENOENT)
+			return 0; /* all of them went */
+		if (errno != EINVAL && errno != ENOTSUPP && errno != EOPNOTSUPP)
+			return negative_errno();
+		break; /* an older kernel: one at a time */
+	}
 	while (n < RV_BPF_MAX_HOLDERS) {
 		memset(&attr, 0, sizeof(attr));
 		attr.map_fd = (__u32)fd;
