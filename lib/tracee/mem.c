@@ -53,6 +53,16 @@ int rv_mem_read(struct rv_tracee *t, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+bool rv_mem_read_at_once(struct rv_tracee *t, const struct iovec *local, const struct iovec *remote,
+			 size_t n)
+{
+	size_t total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += local[i].iov_len;
+	return process_vm_readv(t->inj->tid, local, n, remote, n, 0) == (ssize_t)total;
+}
+
 /* Whether [ADDR, ADDR+LEN) lies in mappings the holder itself may write:
  * 1, 0, or -errno. */
 static int range_writable(const struct rv_tracee *t, uint64_t addr, size_t len)

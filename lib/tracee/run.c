@@ -164,8 +164,7 @@ static void uninfect_memory(struct rv_tracee *t)
 	if (rs->data_written && rs->saved_data)
 		rv_mem_write(t, rs->data_low, rs->saved_data, rs->data_len);
 	rs->code_written = rs->data_written = false;
-	free(rs->saved_code);
-	free(rs->saved_data);
+	free(rs->saved_data); /* saved_code too */
 	rs->saved_code = rs->saved_data = NULL;
 	rv_sib_uninfect(t);
 }
@@ -180,15 +179,15 @@ static int infect(struct rv_tracee *t)
 	size_t fpu_len = RV_ARCH_FPU_MAX, nops = P + p->nops, frame_len, len;
 	uint64_t top, frame_low, sr_sp, altstack, data_addr, mask_addr, ctl_addr, stack_top, low;
 	uint64_t run_mask;
-	_cleanup_free_ uint8_t *fpu = NULL, *frame = NULL, *buf = NULL;
+	_cleanup_free_ uint8_t *frame = NULL, *buf = NULL;
+	/* On the stack: a 16 KiB malloc and free per holder made the heap
+	 * grow and shrink (an mprotect each time) for 1000 holders in a row. */
+	uint8_t fpu[RV_ARCH_FPU_MAX] __attribute__((aligned(64)));
 	struct rv_stub_ctl *ctl;
 	const uint8_t *code;
 	pid_t tid = t->inj->tid;
 	int r;
 
-	fpu = malloc(RV_ARCH_FPU_MAX);
-	if (!fpu)
-		return -ENOMEM;
 	r = rv_arch_get_fpu(tid, fpu, &fpu_len);
 	if (r == -ESRCH)
 		return r; /* it died */
@@ -288,20 +287,31 @@ static int infect(struct rv_tracee *t)
 	rs->data_low = low;
 	rs->data_len = len;
 	rs->ctl_addr = ctl_addr;
-	rs->saved_data = malloc(len);
-	rs->saved_code = malloc(rs->code_len);
-	if (!rs->saved_data || !rs->saved_code) {
+	/* One block for both (freed as saved_data): one allocation less per
+	 * holder. */
+	rs->saved_data = malloc(len + rs->code_len);
+	if (!rs->saved_data) {
 		uninfect_memory(t);
 		return -ENOMEM;
 	}
-	r = rv_mem_read(t, rs->code_addr, rs->saved_code, rs->code_len);
-	if (r < 0) {
-		uninfect_memory(t);
-		return r;
-	}
+	rs->saved_code = rs->saved_data + len;
 	/* The stack below the thread's red zone is free for anyone (a signal
-	 * frame lands there too), but it is put back as it was. */
-	r = rv_mem_read(t, low, rs->saved_data, len);
+	 * frame lands there too), but it is put back as it was, and so is the
+	 * code's place. Both in one call; one by one if that fails. */
+	struct iovec local[] = {{rs->saved_code, rs->code_len}, {rs->saved_data, len}};
+	struct iovec remote[] = {{(void *)(uintptr_t)rs->code_addr, rs->code_len},
+				 {(void *)(uintptr_t)low, len}};
+
+	if (rv_mem_read_at_once(t, local, remote, 2))
+		r = 0;
+	else {
+		r = rv_mem_read(t, rs->code_addr, rs->saved_code, rs->code_len);
+		if (r < 0) {
+			uninfect_memory(t);
+			return r;
+		}
+		r = rv_mem_read(t, low, rs->saved_data, len);
+	}
 	if (r == 0) {
 		r = rv_mem_write(t, low, buf, len);
 		rs->data_written = r == 0;
@@ -417,21 +427,42 @@ static int resume(struct rv_tracee *t, int sig)
 	return 1;
 }
 
+/* The control block and the program's ops (not the siblings'), as the
+ * stub left them: *RET_CTL (malloc'd), or -errno. */
+static int read_ctl(struct rv_tracee *t, struct rv_stub_ctl **ret_ctl)
+{
+	struct rv_run_state *rs = &t->run;
+	const size_t P = 2;
+	size_t len = sizeof(struct rv_stub_ctl) + (P + rs->prog->nops) * sizeof(struct rv_op);
+	struct rv_stub_ctl *ctl = malloc(len);
+	int r;
+
+	if (!ctl)
+		return -ENOMEM;
+	r = rv_mem_read(t, rs->ctl_addr, ctl, len);
+	if (r < 0) {
+		free(ctl);
+		return r;
+	}
+	*ret_ctl = ctl;
+	return 0;
+}
+
 /* The program is over and the thread at a stop in get_signal: read the
- * results, then cure. */
-static int finish(struct rv_tracee *t)
+ * results (unless the caller just did: CTL), then cure. */
+static int finish(struct rv_tracee *t, struct rv_stub_ctl *ctl_read)
 {
 	struct rv_run_state *rs = &t->run;
 	struct rv_prog *p = rs->prog;
 	const size_t P = 2;
-	size_t len = sizeof(struct rv_stub_ctl) + (P + p->nops) * sizeof(struct rv_op);
-	_cleanup_free_ struct rv_stub_ctl *ctl = malloc(len);
-	int r;
+	_cleanup_free_ struct rv_stub_ctl *ctl = ctl_read;
+	int r = 0;
 
 	t->where = AT_SIGNAL_STOP;
 	t->inj->awaited = false;
 	rv_fault("stopped");
-	r = ctl ? rv_mem_read(t, rs->ctl_addr, ctl, len) : -ENOMEM;
+	if (!ctl)
+		r = read_ctl(t, &ctl);
 	if (r == 0 && (ctl->magic != RV_STUB_MAGIC || !ctl->done))
 		r = -EPROTO;
 	if (r == 0) {
@@ -556,22 +587,21 @@ static int run_feed(struct rv_tracee *t, struct rv_thread *th, int status)
 		if (rv_is_stop_sig(sig))
 			t->group_stopped = true;
 		if (rs->ending)
-			return finish(t);
+			return finish(t, NULL);
 		return resume(t, 0); /* a group-stop on the way: go on */
 	}
 	t->where = AT_SIGNAL_STOP;
 	if (ev == 0 && !rv_is_stop_sig(sig)) {
-		struct {
-			uint32_t done;
-			int32_t stop_mode, stop_sig;
-		} end;
+		struct rv_stub_ctl *ctl = NULL;
 
 		/* The stub's stop signal once its program is over; a copy from
-		 * elsewhere of the same signal is ignored by the holder anyway. */
-		if (rv_mem_read(t, rs->ctl_addr + offsetof(struct rv_stub_ctl, done), &end,
-				sizeof(end)) == 0 &&
-		    end.done && end.stop_sig == sig)
-			return finish(t);
+		 * elsewhere of the same signal is ignored by the holder anyway.
+		 * The whole block at once: it has the results too. */
+		if (read_ctl(t, &ctl) == 0) {
+			if (ctl->done && ctl->stop_sig == sig)
+				return finish(t, ctl);
+			free(ctl);
+		}
 	}
 	if (rv_is_stop_sig(sig))
 		return resume(t, sig); /* it group-stops, then goes on */
@@ -580,7 +610,7 @@ static int run_feed(struct rv_tracee *t, struct rv_thread *th, int status)
 	 * signal is discarded as it goes on. */
 	snprintf(rs->why, sizeof(rs->why), "the cut's code faulted in thread %d (signal %d)",
 		 th->tid, sig);
-	finish(t);
+	finish(t, NULL);
 	return -EFAULT;
 }
 

@@ -20,6 +20,7 @@
 #define REVOKE_TRACEE_H
 
 #include <signal.h>
+#include <sys/uio.h>
 
 #include "arch/arch.h"
 #include "internal.h"
@@ -70,7 +71,7 @@ struct rv_run_state {
 	uint8_t *saved_data; /* what was there before */
 	uint64_t code_addr;
 	size_t code_len;
-	uint8_t *saved_code;
+	uint8_t *saved_code; /* in saved_data's block, after its data_len bytes */
 	bool code_written, data_written;
 	bool prepared; /* everything is in the holder's memory, nothing runs it yet */
 	bool entered;  /* registers point into the stub */
@@ -194,6 +195,10 @@ int rv_read_status(pid_t pid, pid_t tid, struct rv_proc_status *ret);
 /* ---- mem.c -------------------------------------------------------------- */
 
 int rv_mem_read(struct rv_tracee *t, uint64_t addr, void *buf, size_t len);
+/* Several ranges in one process_vm_readv: true when all of them were read
+ * (else the caller reads them one by one, to learn which failed). */
+bool rv_mem_read_at_once(struct rv_tracee *t, const struct iovec *local, const struct iovec *remote,
+			 size_t n);
 /* Writes what the holder itself could write (process_vm_writev, else
  * PTRACE_POKEDATA): never into memory it could not write itself. */
 int rv_mem_write(struct rv_tracee *t, uint64_t addr, const void *buf, size_t len);
