@@ -233,9 +233,6 @@ static int list_tasks(pid_t pid, pid_t **ret, size_t *ret_n)
 	return 0;
 }
 
-/* Seize and interrupt every thread of the task list not seized yet.
- * t->seize_again: some thread could not be seized yet (D state) or is new:
- * list the tasks again once the seized ones stopped. */
 /* Where the interrupt makes a blocked call return (epoll_pwait's EINTR), the
  * registers keep no first argument: /proc has it while the thread blocks. */
 static void read_pre_syscall(pid_t pid, struct rv_thread *th)
@@ -265,6 +262,9 @@ long rv_tracee_lost_arg0(const struct rv_tracee *t, pid_t tid, const struct rv_r
 	return (long)th->pre.args[0];
 }
 
+/* Seize and interrupt every thread of the task list not seized yet.
+ * t->seize_again: some thread could not be seized yet (D state) or is new:
+ * list the tasks again once the seized ones stopped. */
 static int seize_new(struct rv_tracee *t)
 {
 	_cleanup_free_ pid_t *tids = NULL;
