@@ -54,6 +54,8 @@ static const uint8_t *stub_code(const struct rv_tracee *t, size_t *ret_len)
 #ifdef RV_ARCH_COMPAT
 	if (t->compat)
 		return rv_arch_compat_stub(ret_len);
+#else
+	(void)t;
 #endif
 	*ret_len = sizeof(rv_stub_blob);
 	return rv_stub_blob;
