@@ -79,6 +79,30 @@ static pid_t spawn(void (*fn)(void *), void *arg)
 	return pid;
 }
 
+/* Until PID sleeps (after its ready byte it still has to reach pause()):
+ * a liveness bound of 2 s, not a timing assertion. */
+static void wait_sleeping(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (int i = 0; i < 2000; i++) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		CHECK(fd >= 0, "open %s: %m", path);
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		CHECK(n > 0, "read %s: %m", path);
+		buf[n] = '\0';
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] == 'S')
+			return;
+		usleep(1000);
+	}
+	test_fail("victim %d did not go to sleep in 2 s", pid);
+}
+
 static void reap(pid_t pid)
 {
 	kill(pid, SIGKILL);
@@ -252,6 +276,7 @@ static void test_fds(void)
 	setup_shared();
 	tgt[0] = make_target("fds", 100);
 	v = spawn(victim_fds, NULL);
+	wait_sleeping(v); /* its state is checked below */
 	CHECK(scan(tgt, 1, &hs) == REVOKE_DISC_PROC, "scan");
 	check_sorted(&hs);
 	h = holder(&hs, v);
