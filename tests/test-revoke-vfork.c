@@ -59,7 +59,10 @@ static void v_vfork(int sock)
 			syscall(SYS_exit, 0);
 		}
 		syscall(SYS_openat, AT_FDCWD, go, O_RDONLY); /* until the test opens it */
-		syscall(SYS_execve, "/bin/sleep", argv, (char *[]){NULL});
+		/* Our environment: in the QEMU guest, sleep finds its
+		 * libraries through LD_LIBRARY_PATH (without it, it died at
+		 * once and its descriptors with it). */
+		syscall(SYS_execve, "/bin/sleep", argv, environ);
 		syscall(SYS_exit, 0);
 	}
 	send_msg(sock, MSG(pid));
