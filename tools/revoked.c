@@ -205,6 +205,28 @@ static void reply_error(int fd, int error)
 
 static size_t nchildren;
 
+static void reap(void)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		for (size_t i = 0; i < nchildren; i++) {
+			struct bucket *b;
+
+			if (children[i].pid != pid)
+				continue;
+			b = bucket_of(children[i].uid, rv_now_ns());
+			if (b && b->running)
+				b->running--;
+			if (WIFSIGNALED(status))
+				syslog(LOG_ERR, "request of uid %u (worker %d) killed by signal %d",
+				       children[i].uid, pid, WTERMSIG(status));
+			children[i] = children[--nchildren];
+			break;
+		}
+}
+
 static void start(struct pending *p, const struct rv_helper_req *hr, int *fds, size_t nfds,
 		  int listen_fd, int sig_fd, const sigset_t *old_mask)
 {
@@ -213,6 +235,10 @@ static void start(struct pending *p, const struct rv_helper_req *hr, int *fds, s
 	int go[2], error;
 	pid_t pid;
 
+	/* The previous request's worker has replied and may be exiting, its
+	 * SIGCHLD not read yet: a client sending requests one after the other
+	 * would otherwise meet its own finished request as still running. */
+	reap();
 	error = admit(p->cred.uid, now, (unsigned int)nchildren, &b);
 	if (error) {
 		syslog(LOG_WARNING, "uid %u pid %d: refused: too many requests", p->cred.uid,
@@ -267,28 +293,6 @@ static void start(struct pending *p, const struct rv_helper_req *hr, int *fds, s
 			   1000000u +
 		       GRACE_NS,
 	};
-}
-
-static void reap(void)
-{
-	int status;
-	pid_t pid;
-
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-		for (size_t i = 0; i < nchildren; i++) {
-			struct bucket *b;
-
-			if (children[i].pid != pid)
-				continue;
-			b = bucket_of(children[i].uid, rv_now_ns());
-			if (b && b->running)
-				b->running--;
-			if (WIFSIGNALED(status))
-				syslog(LOG_ERR, "request of uid %u (worker %d) killed by signal %d",
-				       children[i].uid, pid, WTERMSIG(status));
-			children[i] = children[--nchildren];
-			break;
-		}
 }
 
 static void accept_all(int listen_fd)
