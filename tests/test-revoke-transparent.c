@@ -986,6 +986,62 @@ static void t_signal_interrupts_read_during(void)
 	}
 }
 
+/* ---- with SA_RESTART, the same read goes on after the handler ---- */
+
+static void v_restartable_read(int sock)
+{
+	struct sigaction su = {.sa_handler = on_usr1, .sa_flags = SA_RESTART};
+	char c = 0;
+	ssize_t n;
+
+	sigaction(SIGUSR1, &su, NULL);
+	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
+	if (g_fd < 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid()));
+	errno = 0;
+	n = read(g_pipe[0], &c, 1);
+	send_msg(sock, MSG(n, n < 0 ? errno : 0, g_nusr1, c));
+	check_own_fd_dead(sock);
+	victim_recv(sock);
+}
+
+static void t_signal_restarts_read_during(void)
+{
+	make_scratch();
+	make_file(tpath, "hello", 0);
+	CHECK(pipe2(g_pipe, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
+	for (int round = 0; round < 3; round++) {
+		struct victim v = spawn(v_restartable_read);
+		pthread_t t;
+		struct msg m;
+		int r;
+
+		recv_msg(&v);
+		CHECK(wait_in_syscall(v.pid, v.pid, SYS_read, -1), "victim never blocked in read");
+		g_sig_target = v.pid;
+		CHECK(pthread_create(&t, NULL, usr1_sender, NULL) == 0, "pthread_create");
+		r = revoke_explained(tpath);
+		pthread_join(t, NULL);
+		CHECK(r == 0, "round %d: revoke: %s", round, strerror(errno));
+		/* Nothing to read yet: the read must still be waiting. */
+		CHECK(recv_msg_timeout(v.sock, &m, 200) == -ETIMEDOUT,
+		      "round %d: read returned %lld (%s) before there was anything to read", round,
+		      (long long)m.v[0], strerror((int)m.v[1]));
+		CHECK(write(g_pipe[1], "z", 1) == 1, "write: %s", strerror(errno));
+		m = recv_msg(&v);
+		CHECK(m.v[0] == 1 && m.v[3] == 'z' && m.v[2] == 1,
+		      "round %d: read returned %lld (%s) byte %#llx with the handler run %lld "
+		      "times; expected the byte after one handler run",
+		      round, (long long)m.v[0], strerror((int)m.v[1]), (long long)m.v[3],
+		      (long long)m.v[2]);
+		check_victim_fd_dead(&v);
+		close(v.sock);
+		unlink(tpath);
+		make_file(tpath, "hello", 0);
+	}
+}
+
 /* ---- a SIGSTOP that arrives during the revoke is not lost ---- */
 
 static void *stop_sender(void *arg)
@@ -1440,6 +1496,7 @@ TEST_MAIN("revoke-transparent", {"blocked_read_other_pipe", t_blocked_read_other
 	  {"many_threads_fifo", t_many_threads_fifo, 30},
 	  {"zombie_leader_threads", t_zombie_leader_threads, 30},
 	  {"signal_interrupts_read_during", t_signal_interrupts_read_during, 40},
+	  {"signal_restarts_read_during", t_signal_restarts_read_during, 40},
 	  {"sigstop_during_revoke_kept", t_sigstop_during_revoke_kept, 40},
 	  {"clone_files_blocked_reader", t_clone_files_blocked_reader, 30},
 	  {"waitpid_restarts", t_waitpid_restarts, 30}, {"pause_not_woken", t_pause_not_woken, 30},

@@ -53,6 +53,7 @@ static void on_bus(int sig)
 	siglongjmp(g_jmp, 1);
 }
 
+#ifdef __x86_64__
 /* Busy loop holding values in general, SSE and x87 registers; 1 if any
  * changed behind its back. Stops when *flag becomes non-zero. */
 static int register_loop(volatile int *flag)
@@ -112,6 +113,42 @@ __attribute__((target("avx2"))) static int avx_loop(volatile int *flag)
 	return bad;
 }
 
+#else
+/* aarch64: values in callee-saved general (x19, x20) and FP/SIMD (d8, d9)
+ * registers, compared with each other. 1 if any changed. */
+static int register_loop(volatile int *flag)
+{
+	int bad = 0;
+
+	__asm__ volatile("mov x19, #0x1111\n\t"
+			 "movk x19, #0x2222, lsl #16\n\t"
+			 "movk x19, #0x3333, lsl #32\n\t"
+			 "movk x19, #0x4444, lsl #48\n\t"
+			 "mvn x20, x19\n\t"
+			 "fmov d8, x19\n\t"
+			 "fmov d9, x20\n\t"
+			 "1:\n\t"
+			 "fmov x9, d8\n\t"
+			 "cmp x9, x19\n\t"
+			 "b.ne 2f\n\t"
+			 "fmov x9, d9\n\t"
+			 "cmp x9, x20\n\t"
+			 "b.ne 2f\n\t"
+			 "mvn x9, x20\n\t"
+			 "cmp x9, x19\n\t"
+			 "b.ne 2f\n\t"
+			 "ldr w10, [%[flag]]\n\t"
+			 "cbz w10, 1b\n\t"
+			 "b 3f\n\t"
+			 "2: mov %w[bad], #1\n\t"
+			 "3:\n\t"
+			 : [bad] "+r"(bad)
+			 : [flag] "r"(flag)
+			 : "x9", "x10", "x19", "x20", "v8", "v9", "memory", "cc");
+	return bad;
+}
+#endif
+
 static void v_holder(int in, int out)
 {
 	struct report rep = {0};
@@ -150,7 +187,9 @@ static void v_holder(int in, int out)
 		rep.handled = g_handled;
 		break;
 	case M_AVX:
+#ifdef __x86_64__
 		rep.bad_regs = __builtin_cpu_supports("avx2") ? avx_loop(g_flag) : 0;
+#endif
 		break;
 	case M_SLEEP: {
 		struct timespec req = {1, 200000000};
@@ -193,16 +232,21 @@ static void tracer(pid_t pid, const char *point, uint64_t map)
 				      .end = map + 4096,
 				      .prot = PROT_READ,
 				      .map_flags = MAP_SHARED}};
+	/* Released at the end of its program, as the engine does: on aarch64
+	 * that is when the thread goes back into its call (run.c, reenter). */
+	const struct rv_cut_hooks hooks = {.release = true};
 	struct rv_tracee *t = NULL;
-	struct rv_holder h;
+	struct rv_holder h, *hp = &h;
 	char reason[128];
+	int r = 0;
 
 	if (point)
 		setenv("REVOKE_FAULT", point, 1);
 	if (rv_tracee_stop(pid, -1, after_ms(5000), &t, reason) < 0)
 		_exit(10);
 	h = holder(pid, refs, 2);
-	if (rv_cut_holder(&h, t) < 0)
+	h.tracee = t;
+	if (rv_cut_holders(&hp, 1, 0, &hooks, &r) < 0 || r < 0)
 		_exit(11);
 	rv_tracee_release(t);
 	_exit(0);
@@ -279,7 +323,12 @@ static void one(int mode, const char *point, bool want_cut)
 		*g_flag = 1;
 	if (mode == M_READ)
 		xwrite(v.in, "x", 1);
-	xread(v.out, &rep, sizeof(rep));
+	if (read(v.out, &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
+		/* Died before its report: say how. */
+		CHECK(waitpid(v.pid, &status, 0) == v.pid, "wait: %m");
+		CHECK(false, "%s/%s: the holder died (status 0x%x) before its report",
+		      mode_name[mode], point ? point : "-", status);
+	}
 	unlink(g_path);
 
 	CHECK(rep.mask_same, "%s/%s: signal mask changed", mode_name[mode], point ? point : "-");
@@ -307,12 +356,22 @@ static void one(int mode, const char *point, bool want_cut)
 	      want_cut ? "cut" : "intact");
 }
 
-static void run_point(const char *point, bool want_cut)
+static void run_modes(const char *point, bool want_cut, unsigned int modes)
 {
 	g_flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(g_flag != MAP_FAILED, "mmap: %m");
 	for (int m = 0; m < NMODES; m++)
-		one(m, point, want_cut);
+		if (modes & (1u << m))
+			one(m, point, want_cut);
+}
+
+static void run_point(const char *point, bool want_cut)
+{
+#ifdef __x86_64__
+	run_modes(point, want_cut, (1u << NMODES) - 1);
+#else
+	run_modes(point, want_cut, (1u << NMODES) - 1 - (1u << M_AVX));
+#endif
 }
 
 /* The points in order; the first is before any register changed. */
@@ -340,16 +399,58 @@ static void t_stopped(void)
 {
 	run_point("stopped", true);
 }
+/* On aarch64 a thread stopped in a call goes back into it instead
+ * (killed_reenter_*): the cure is for the others. */
+static void run_cure_point(const char *point)
+{
+#ifdef __aarch64__
+	run_modes(point, true, 1u << M_REGS | 1u << M_SLOW);
+#else
+	run_point(point, true);
+#endif
+}
 static void t_cure_mask(void)
 {
-	run_point("cure-mask", true);
+	run_cure_point("cure-mask");
 }
 static void t_cured(void)
 {
-	run_point("cured", true);
+	run_cure_point("cured");
 }
+
+#ifdef __aarch64__
+/* aarch64 only: a thread stopped in a call goes back into it through the
+ * stub's rt_sigreturn (run.c, reenter; aarch64.c). Killed at its mask, after
+ * the syscall number changed (the stub's code after its svc takes the
+ * thread home with the call's result), and once it is in its own call. */
+static void t_reenter(const char *point)
+{
+	run_modes(point, true, 1u << M_SLEEP | 1u << M_READ);
+}
+static void t_reenter_mask(void)
+{
+	t_reenter("reenter-mask");
+}
+static void t_reenter_switched(void)
+{
+	t_reenter("reenter-switched");
+}
+static void t_reentered(void)
+{
+	t_reenter("reentered");
+}
+
+/* clang-format off */
+#define REENTER_CASES                                                                              \
+	, {"killed_reenter_mask", t_reenter_mask, 30},                                             \
+	{"killed_reenter_switched", t_reenter_switched, 30},                                       \
+	{"killed_reentered", t_reentered, 30}
+/* clang-format on */
+#else
+#define REENTER_CASES
+#endif
 
 TEST_MAIN("unit-death", {"tracer_alive", t_alive, 30}, {"killed_prepared", t_prepared, 30},
 	  {"killed_entered", t_entered, 30}, {"killed_masked", t_masked, 30},
 	  {"killed_running", t_running, 30}, {"killed_stopped", t_stopped, 30},
-	  {"killed_cure_mask", t_cure_mask, 30}, {"killed_cured", t_cured, 30})
+	  {"killed_cure_mask", t_cure_mask, 30}, {"killed_cured", t_cured, 30} REENTER_CASES)

@@ -31,6 +31,8 @@
 #include <sys/uio.h>
 
 #include "arch.h"
+#include "aarch64-stub.h"
+#include "tracee/tracee.h"
 #include "internal.h"
 #include "util.h"
 
@@ -216,6 +218,38 @@ uint64_t rv_arch_syscall_site(const struct rv_regs *r)
 	return r->raw[A64_PC] - rv_arch_syscall_insn_len;
 }
 
+const bool rv_arch_restart_prepared = true;
+
+/*
+ * At the syscall-entry stop of the stub's rt_sigreturn, entered with the
+ * frame's x0-x7 (orig_x0, and the x7 that the kernel puts back after the
+ * stop, are the thread's own): first the syscall number, then the
+ * registers. The kernel then runs the thread's call with its arguments and
+ * returns after the thread's own svc; a restart goes back to that svc with
+ * x0 = orig_x0, as the first time. In between, if we die, the thread runs
+ * its call with the stub's pc and sp and the stub's code after its svc takes
+ * it home with the result (aarch64-stub.h); before the first, the
+ * rt_sigreturn goes on as if we had not stopped it. The other order would
+ * leave an rt_sigreturn to run on the thread's own stack (SIGSEGV).
+ */
+int rv_arch_reenter_syscall(pid_t tid, const struct rv_regs *saved)
+{
+	struct rv_regs regs = *saved;
+	int32_t nr = (int32_t)saved->raw[A64_X8];
+	struct iovec niov = {&nr, sizeof(nr)};
+	struct iovec iov = {regs.raw, A64_NGREGS * 8};
+
+	if (!(saved->raw[A64_SVC] & A64_AT_SVC) || (int64_t)saved->raw[A64_SYSCALLNO] >= 0)
+		return -EINVAL;
+	regs.raw[A64_PC] += 4;
+	if (ptrace(PTRACE_SETREGSET, tid, (void *)NT_ARM_SYSTEM_CALL, &niov) < 0)
+		return negative_errno();
+	rv_fault("reenter-switched");
+	if (ptrace(PTRACE_SETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
+		return negative_errno();
+	return 0;
+}
+
 void rv_arch_enter_stub(struct rv_regs *r, uint64_t entry, uint64_t sp, uint64_t arg)
 {
 	r->raw[A64_PC] = entry;
@@ -261,6 +295,9 @@ _Static_assert(offsetof(struct k_sigcontext, reserved) == 288, "sigcontext layou
 _Static_assert(offsetof(struct k_ucontext, uc_mcontext) == 176, "ucontext layout");
 _Static_assert(sizeof(struct k_rt_sigframe) == 4688, "rt_sigframe layout");
 _Static_assert(sizeof(struct fpsimd_context) == 528, "fpsimd_context layout");
+_Static_assert(offsetof(struct k_rt_sigframe, uc.uc_mcontext.regs) == RV_A64_FRAME_X0 &&
+		   offsetof(struct k_rt_sigframe, uc.uc_mcontext.pc) == RV_A64_FRAME_PC,
+	       "the stub's rt_sigreturn (aarch64-stub.h) reads x0-x7 and pc there");
 _Static_assert(sizeof(struct user_fpsimd_state) == 528, "user_fpsimd_state layout");
 
 int rv_arch_get_fpu(pid_t tid, void *buf, size_t *len)

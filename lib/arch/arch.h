@@ -88,6 +88,24 @@ int rv_arch_build_frame(const struct rv_regs *saved, uint64_t ip, uint64_t mask,
  * the restart logic off. */
 void rv_arch_enter_stub(struct rv_regs *r, uint64_t entry, uint64_t sp, uint64_t arg);
 
+/*
+ * Where the kernel prepares a restart before the stops we use (aarch64), a
+ * signal with a handler that arrives while the thread runs the stub finds
+ * the call already turned into a restart: without more, the handler runs
+ * and the call starts again where the kernel would have failed it with
+ * EINTR. There the stub enters its rt_sigreturn with the frame's x0-x7 (the
+ * call's arguments) and the tracer, at that syscall-entry stop, puts the
+ * original mask back and turns the rt_sigreturn into the thread's own call
+ * (rv_arch_reenter_syscall): the call starts afresh with the signal pending
+ * and the kernel decides EINTR or restart as it would have. After a
+ * syscall-entry stop at the stub's rt_sigreturn, with the thread's own mask
+ * already back: SAVED is the thread's registers when it stopped (a call
+ * about to be issued again). -errno; see the file for what the thread does
+ * when this fails half way.
+ */
+extern const bool rv_arch_restart_prepared;
+int rv_arch_reenter_syscall(pid_t tid, const struct rv_regs *saved);
+
 /* ---- a second ABI (x86_64's 32-bit tasks) -------------------------------- */
 
 #ifdef RV_ARCH_COMPAT

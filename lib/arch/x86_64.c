@@ -35,6 +35,9 @@ const uint8_t rv_arch_syscall_insn[] = {0x0f, 0x05};
 const size_t rv_arch_syscall_insn_len = sizeof(rv_arch_syscall_insn);
 const size_t rv_arch_red_zone = 128;
 const bool rv_arch_arg0_lost = false; /* orig_rax and rdi survive */
+/* x86 decides a restart after get_signal(), from orig_rax and rax, which
+ * the registers we put back carry: nothing to re-enter. */
+const bool rv_arch_restart_prepared = false;
 
 static struct user_regs_struct *U(struct rv_regs *r)
 {
@@ -187,6 +190,13 @@ void rv_arch_enter_stub(struct rv_regs *r, uint64_t entry, uint64_t sp, uint64_t
 	u->orig_rax = (unsigned long)-1;
 	/* The stub is plain System V code: direction flag clear. */
 	u->eflags &= ~0x400ull;
+}
+
+int rv_arch_reenter_syscall(pid_t tid, const struct rv_regs *saved)
+{
+	(void)tid;
+	(void)saved;
+	return -EOPNOTSUPP;
 }
 
 /* ---- the signal frame ------------------------------------------------- */

@@ -243,6 +243,7 @@ static int infect(struct rv_tracee *t)
 	    .orig_mask = t->sigmask,
 	    .sigreturn_sp = sr_sp,
 	};
+	rs->sigreturn_sp = sr_sp;
 	rv_place_stop_signals(ctl);
 	/* Every signal blocked while the program runs: no handler runs on the
 	 * stub's registers; the stub unblocks its stop signal at the end. */
@@ -450,14 +451,117 @@ static int read_ctl(struct rv_tracee *t, struct rv_stub_ctl **ret_ctl)
 	return 0;
 }
 
+static void done(struct rv_tracee *t)
+{
+	if (t->done_fn)
+		t->done_fn(t, t->done_arg);
+	if (t->release_when_done) {
+		t->released_ns = rv_now_ns();
+		rv_tracee_detach_all(t);
+	}
+}
+
+/* ---- back into the thread's own call (arch.h, rv_arch_restart_prepared) ---- */
+
+/* Only when the thread is let go right after: the syscall-entry stop it
+ * ends at is no place to run another program from. */
+static bool wants_reentry(const struct rv_tracee *t)
+{
+	return rv_arch_restart_prepared && t->release_when_done && !t->compat && !t->rseq_abort &&
+	       rv_arch_syscall_nr(&t->saved) >= 0 && rv_arch_syscall_restarts(&t->saved);
+}
+
+static int reenter_resume(struct rv_tracee *t, int sig)
+{
+	if (ptrace(PTRACE_SYSCALL, t->inj->tid, NULL, (void *)(long)sig) < 0) {
+		int r = negative_errno();
+
+		snprintf(t->run.why, sizeof(t->run.why), "cannot resume thread %d: %s", t->inj->tid,
+			 strerror(-r));
+		return t->broken = r;
+	}
+	t->where = RUNNING;
+	t->inj->awaited = true;
+	return 1;
+}
+
+/* From the stub's stop signal, with every other signal still blocked: the
+ * stub goes on to its rt_sigreturn, which stops at its entry. Whatever
+ * arrives meanwhile stays pending. If we die, the rt_sigreturn goes home. */
+static int reenter_start(struct rv_tracee *t)
+{
+	t->run.reentering = true;
+	return reenter_resume(t, 0);
+}
+
+/* At the entry of the stub's rt_sigreturn: the thread's mask (pending
+ * signals are seen again as the stop is left), then its call instead of
+ * the rt_sigreturn. */
+static int reenter(struct rv_tracee *t)
+{
+	struct rv_run_state *rs = &t->run;
+	pid_t tid = t->inj->tid;
+	int r = 0;
+
+	rs->reentering = false;
+	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(t->sigmask), &t->sigmask) < 0)
+		r = negative_errno();
+	rv_fault("reenter-mask");
+	if (r == 0)
+		r = rv_arch_reenter_syscall(tid, &t->saved);
+	if (r < 0) {
+		/* Still the rt_sigreturn, or the call with the stub's way home
+		 * after it (aarch64-stub.h): either needs the stub's memory,
+		 * which stays; the thread goes on without us. */
+		if (ptrace(PTRACE_DETACH, tid, NULL, NULL) == 0 || errno == ESRCH)
+			t->inj->gone = true;
+		t->inj->awaited = false;
+		done(t);
+		return 0;
+	}
+	rs->entered = false;
+	rv_fault("reentered");
+	rv_sib_cure(t);
+	uninfect_memory(t);
+	done(t);
+	return 0;
+}
+
+static int reenter_feed(struct rv_tracee *t, int status)
+{
+	int sig = WSTOPSIG(status), ev = status >> 16;
+
+	if (ev == 0 && sig == (SIGTRAP | 0x80)) {
+		struct rv_regs regs;
+
+		t->where = AT_SYSCALL_STOP;
+		if (rv_arch_get_regs(t->inj->tid, &regs) == 0 &&
+		    rv_arch_syscall_nr(&regs) == SYS_rt_sigreturn &&
+		    rv_arch_sp(&regs) == t->run.sigreturn_sp)
+			return reenter(t);
+		return reenter_resume(t, 0);
+	}
+	t->where = AT_SIGNAL_STOP;
+	if (ev == PTRACE_EVENT_STOP) {
+		if (rv_is_stop_sig(sig))
+			t->group_stopped = true;
+		return reenter_resume(t, 0);
+	}
+	/* Only the stub's stop signal is unblocked, and the holder ignores
+	 * it: a copy from elsewhere is dropped. */
+	return reenter_resume(t, rv_is_stop_sig(sig) ? sig : 0);
+}
+
 /* The program is over and the thread at a stop in get_signal: read the
- * results (unless the caller just did: CTL), then cure. */
+ * results (unless the caller just did: CTL, at the stub's stop signal),
+ * then cure. */
 static int finish(struct rv_tracee *t, struct rv_stub_ctl *ctl_read)
 {
 	struct rv_run_state *rs = &t->run;
 	struct rv_prog *p = rs->prog;
 	const size_t P = 2;
 	_cleanup_free_ struct rv_stub_ctl *ctl = ctl_read;
+	bool at_stop_signal = ctl_read != NULL;
 	int r = 0;
 
 	t->where = AT_SIGNAL_STOP;
@@ -475,6 +579,8 @@ static int finish(struct rv_tracee *t, struct rv_stub_ctl *ctl_read)
 		p->failed = ctl->failed >= (int)P ? ctl->failed - (int)P : ctl->failed;
 		p->done = true;
 	}
+	if (r == 0 && at_stop_signal && wants_reentry(t))
+		return reenter_start(t);
 	{
 		int q = rv_run_cure(t);
 
@@ -486,12 +592,7 @@ static int finish(struct rv_tracee *t, struct rv_stub_ctl *ctl_read)
 			 strerror(-r));
 		return r;
 	}
-	if (t->done_fn)
-		t->done_fn(t, t->done_arg);
-	if (t->release_when_done) {
-		t->released_ns = rv_now_ns();
-		rv_tracee_detach_all(t);
-	}
+	done(t);
 	return 0;
 }
 
@@ -551,6 +652,7 @@ static int run_start(struct rv_tracee *t)
 	int r;
 
 	rs->ending = false;
+	rs->reentering = false;
 	rs->started_ns = rv_now_ns();
 	rs->run_deadline = rv_stop_deadline(t->deadline_ns);
 	if (!rs->prog)
@@ -582,6 +684,8 @@ static int run_feed(struct rv_tracee *t, struct rv_thread *th, int status)
 	}
 	if (th != t->inj)
 		return 1;
+	if (rs->reentering)
+		return reenter_feed(t, status);
 	sig = WSTOPSIG(status);
 	ev = status >> 16;
 	if (ev == PTRACE_EVENT_STOP) {
@@ -621,6 +725,15 @@ static int run_timeout(struct rv_tracee *t)
 	struct rv_run_state *rs = &t->run;
 	struct rv_proc_status st = {.state = '?'};
 
+	if (rs->reentering) {
+		/* The cut is made; on its way to the rt_sigreturn, the thread
+		 * goes home by itself with the stub's memory. */
+		rs->reentering = false;
+		ptrace(PTRACE_INTERRUPT, t->inj->tid, NULL, NULL);
+		t->abandoned = true;
+		done(t);
+		return 0;
+	}
 	rv_read_status(t->pid, t->inj->tid, &st);
 	snprintf(rs->why, sizeof(rs->why), "thread %d did not finish the cut (state %c)",
 		 t->inj->tid, st.state);

@@ -76,8 +76,10 @@ struct rv_run_state {
 	bool prepared; /* everything is in the holder's memory, nothing runs it yet */
 	bool entered;  /* registers point into the stub */
 	uint64_t entry_sp;
-	uint64_t run_mask; /* the mask while the stub runs */
-	bool ending;	   /* no stop signal: interrupted once its program was over */
+	uint64_t run_mask;     /* the mask while the stub runs */
+	bool ending;	       /* no stop signal: interrupted once its program was over */
+	bool reentering;       /* on its way to its own call (rv_arch_reenter_syscall) */
+	uint64_t sigreturn_sp; /* the frame's address */
 	uint64_t started_ns;
 	uint64_t run_deadline;
 	char why[128];		 /* why the program could not run or finish */
