@@ -671,7 +671,8 @@ int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
 			dcs[i] = (struct done_ctx){hs[i], hooks};
 			/* Released the moment its last program is over. */
 			rv_tracee_when_done(ts[i], on_done, &dcs[i],
-					    hooks && hooks->release && to[i] >= hs[i]->pub.nrefs);
+					    hooks && hooks->release && to[i] >= hs[i]->pub.nrefs,
+					    to[i] >= hs[i]->pub.nrefs);
 		}
 		if (self < n) {
 			rv_prog_run_local(progs[self]);

@@ -379,9 +379,11 @@ int rv_tracee_syscall(struct rv_tracee *t, long nr, long *ret_result, long a0, l
  * (may be NULL) is called with ARG while every thread is still stopped,
  * then, with RELEASE, every thread is detached (the holder goes on at once,
  * before the other tracees' programs are over; rv_tracees_release then only
- * frees it). */
+ * frees it). LAST: no program runs in T after this one (RELEASE implies
+ * it); on aarch64 the injecting thread may then wait for its release at the
+ * entry of its own call instead (run.c, "back into the thread's own call"). */
 void rv_tracee_when_done(struct rv_tracee *t, void (*fn)(struct rv_tracee *t, void *arg), void *arg,
-			 bool release);
+			 bool release, bool last);
 
 /* Put every thread back and detach it. A process that was in group-stop
  * (SIGSTOP) is left stopped. Frees the tracees. */

@@ -144,14 +144,21 @@ static inline int recv_msg_timeout(int sock, struct msg *m, int timeout_ms)
 
 static inline char proc_state(pid_t pid);
 static inline long proc_status_field(pid_t pid, const char *key);
+static inline unsigned long long proc_status_hex(pid_t pid, const char *key);
 
 static inline struct msg recv_msg(const struct victim *v)
 {
 	struct msg m;
 	int r = recv_msg_timeout(v->sock, &m, 15000);
 
-	CHECK(r == 0, "no message from victim %d (state %c, TracerPid %ld): %s", (int)v->pid,
-	      proc_state(v->pid), proc_status_field(v->pid, "TracerPid"), strerror(-r));
+	/* The signal words tell a signal left blocked (a mask not put back)
+	 * from a call that went on waiting. */
+	CHECK(r == 0,
+	      "no message from victim %d (state %c, TracerPid %ld, SigPnd %llx ShdPnd %llx SigBlk "
+	      "%llx): %s",
+	      (int)v->pid, proc_state(v->pid), proc_status_field(v->pid, "TracerPid"),
+	      proc_status_hex(v->pid, "SigPnd"), proc_status_hex(v->pid, "ShdPnd"),
+	      proc_status_hex(v->pid, "SigBlk"), strerror(-r));
 	return m;
 }
 
@@ -232,6 +239,20 @@ static inline long proc_status_field(pid_t pid, const char *key)
 		if (strncmp(p, key, klen) == 0 && p[klen] == ':')
 			return strtol(p + klen + 1, NULL, 10);
 	return -1;
+}
+
+static inline unsigned long long proc_status_hex(pid_t pid, const char *key)
+{
+	char path[64], buf[4096], *p;
+	size_t klen = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_proc(path, buf, sizeof(buf)) < 0)
+		return ~0ull;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, key, klen) == 0 && p[klen] == ':')
+			return strtoull(p + klen + 1, NULL, 16);
+	return ~0ull;
 }
 
 /* Whether fd FD of PID refers to the file ST describes. */

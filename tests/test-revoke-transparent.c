@@ -959,7 +959,7 @@ static void t_signal_interrupts_read_during(void)
 	make_scratch();
 	make_file(tpath, "hello", 0);
 	CHECK(pipe2(g_pipe, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
-	for (int round = 0; round < 5; round++) {
+	for (int round = 0; round < 10; round++) {
 		struct victim v = spawn(v_interruptible_read);
 		pthread_t t;
 		struct msg m;
@@ -1495,7 +1495,7 @@ TEST_MAIN("revoke-transparent", {"blocked_read_other_pipe", t_blocked_read_other
 	  {"seccomp_kill_dup3_survives", t_seccomp_kill_dup3_survives, 30},
 	  {"many_threads_fifo", t_many_threads_fifo, 30},
 	  {"zombie_leader_threads", t_zombie_leader_threads, 30},
-	  {"signal_interrupts_read_during", t_signal_interrupts_read_during, 40},
+	  {"signal_interrupts_read_during", t_signal_interrupts_read_during, 60},
 	  {"signal_restarts_read_during", t_signal_restarts_read_during, 40},
 	  {"sigstop_during_revoke_kept", t_sigstop_during_revoke_kept, 40},
 	  {"clone_files_blocked_reader", t_clone_files_blocked_reader, 30},

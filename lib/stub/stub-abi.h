@@ -85,9 +85,13 @@ struct rv_stub_ctl {
 	 * another pid namespace); its delivery is the stop. With none to pick
 	 * (stop_sig 0), it sleeps in steps of 10 ms, up to a second, for the
 	 * tracer to see `done` and interrupt it. stop_mode 0 skips all that.
+	 * The tracer sets stop_sig to -1 first: `done` is written before the
+	 * choice, and a tracer that took done with stop_sig still 0 for "none"
+	 * interrupted the stub in the middle of its rt_sigaction calls (on
+	 * aarch64 that lost the thread's way back into its call, run.c).
 	 */
 	int32_t stop_mode;
-	int32_t stop_sig; /* out */
+	int32_t stop_sig; /* in: -1; out: the choice, 0 for none */
 	uint64_t orig_mask;
 	uint64_t default_ignored;
 	int32_t stop_sigs[24];

@@ -131,7 +131,9 @@ rv_stub_entry(struct rv_stub_ctl *c)
 			    (act[0] == 0 && (c->default_ignored & bit)))
 				sig = s;
 		}
-		c->stop_sig = sig;
+		/* Seen by the tracer while we run (rv_stub_ctl): once, after
+		 * the choice. */
+		*(volatile int32_t *)&c->stop_sig = sig;
 		if (sig) {
 			uint64_t set = 1ull << (sig - 1);
 			long pid = rv_stub_syscall(RV_STUB_NR_getpid, 0, 0, 0, 0, 0, 0);

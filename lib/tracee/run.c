@@ -240,6 +240,7 @@ static int infect(struct rv_tracee *t)
 	    .nops = (uint32_t)nops,
 	    .failed = -1,
 	    .stop_mode = 1,
+	    .stop_sig = -1,
 	    .orig_mask = t->sigmask,
 	    .sigreturn_sp = sr_sp,
 	};
@@ -463,11 +464,11 @@ static void done(struct rv_tracee *t)
 
 /* ---- back into the thread's own call (arch.h, rv_arch_restart_prepared) ---- */
 
-/* Only when the thread is let go right after: the syscall-entry stop it
- * ends at is no place to run another program from. */
+/* Only after the last program: the syscall-entry stop it ends at is no
+ * place to run another one from. */
 static bool wants_reentry(const struct rv_tracee *t)
 {
-	return rv_arch_restart_prepared && t->release_when_done && !t->compat && !t->rseq_abort &&
+	return rv_arch_restart_prepared && t->last_program && !t->compat && !t->rseq_abort &&
 	       rv_arch_syscall_nr(&t->saved) >= 0 && rv_arch_syscall_restarts(&t->saved);
 }
 
@@ -597,11 +598,12 @@ static int finish(struct rv_tracee *t, struct rv_stub_ctl *ctl_read)
 }
 
 void rv_tracee_when_done(struct rv_tracee *t, void (*fn)(struct rv_tracee *t, void *arg), void *arg,
-			 bool release)
+			 bool release, bool last)
 {
 	t->done_fn = fn;
 	t->done_arg = arg;
 	t->release_when_done = release;
+	t->last_program = release || last;
 }
 
 const struct rv_prog *rv_tracee_prog(const struct rv_tracee *t)

@@ -128,6 +128,7 @@ struct rv_tracee {
 	void (*done_fn)(struct rv_tracee *t, void *arg);
 	void *done_arg;
 	bool release_when_done;
+	bool last_program; /* no program runs after this one */
 	uint64_t released_ns;
 
 	/* Release phase. */
