@@ -84,6 +84,7 @@ fi
 # by a process of that user, so that no other user's revoke waits for it.
 if [ "$(id -u)" -ne 0 ]; then
 	skip timeouts.lock "needs root to drop to uid 65534"
+	skip timeouts.env "needs root to drop to uid 65534"
 else
 	own=$tmp/own
 	echo o >"$own"
@@ -127,6 +128,17 @@ sys.exit(0 if (d["errno"], d["failed_phase"], d["failed_pid"], d["timeout_ns"]) 
 			fail timeouts.lock "report: $(head -c 600 "$tmp/out")"
 		else
 			pass timeouts.lock
+		fi
+		# No --timeout: REVOKE_TIMEOUT bounds the command as it does the
+		# library (the command's own default was a fixed 5 s).
+		run nobody env REVOKE_TIMEOUT=1 "$R" "$own"
+		msg="revoke: $own: not revoked: timed out after 1.0 s waiting for another revoke by this user (pid $pl)"
+		if [ "$rc" -ne 1 ] || [ "$err" != "$msg" ]; then
+			fail timeouts.env "exit $rc; stderr: $err; expected: $msg"
+		elif ! points_at "$po" 0 "$own"; then
+			fail timeouts.env "pid $po lost its descriptor"
+		else
+			pass timeouts.env
 		fi
 	fi
 	kill "$pl" 2>/dev/null

@@ -179,6 +179,9 @@ static void v_nanosleep(int sock)
 	r = nanosleep(&ts, &rem);
 	e = r < 0 ? errno : 0;
 	send_msg(sock, MSG(r, e, (int64_t)(now_ns() - t0)));
+	/* Not before the revoke has returned: on a loaded machine it can take
+	 * longer than the sleep, and a read before the cut reads the file. */
+	victim_recv(sock);
 	check_own_fd_dead(sock);
 	victim_recv(sock);
 }
@@ -200,6 +203,7 @@ static void t_nanosleep_full_length(void)
 	      (long long)m.v[1], m.v[1] == 512 ? "ERESTARTSYS leaked" : strerror((int)m.v[1]));
 	CHECK((uint64_t)m.v[2] >= SLEEP_NS, "nanosleep(1.5 s) slept only %lld ns",
 	      (long long)m.v[2]);
+	send_msg(v.sock, MSG(CMD_GO));
 	check_victim_fd_dead(&v);
 }
 

@@ -121,7 +121,8 @@ static void __attribute__((noreturn)) usage(void)
 	fputs("\nOptions:\n"
 	      " -l, --list                list the holders, change nothing\n"
 	      " -b, --best-effort         cut what can be cut, report the rest\n"
-	      " -t, --timeout <seconds>   bound on the whole operation (default 5)\n"
+	      " -t, --timeout <seconds>   bound on the whole operation (default 5, or\n"
+	      "                           REVOKE_TIMEOUT from the environment)\n"
 	      " -m, --mount               the paths are mount points: every file reached\n"
 	      "                           through them (and the mounts beneath them)\n"
 	      "     --umount              sync, cut everything on the mounts, unmount them\n"
@@ -252,7 +253,8 @@ int main(int argc, char **argv)
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct revoke_opts opts = {.sz = sizeof(opts), .timeout_ms = 5000, .keep_fd = -1};
+	/* timeout_ms 0: the library's default, 5 s or REVOKE_TIMEOUT. */
+	struct revoke_opts opts = {.sz = sizeof(opts), .keep_fd = -1};
 	struct revoke_report *rep = NULL;
 	struct cli cli = {0};
 	const char *output = NULL;
