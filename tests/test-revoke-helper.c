@@ -15,8 +15,10 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pty.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
@@ -53,7 +55,21 @@ static void become(uid_t uid)
 		_exit(90);
 }
 
-/* revoked --socket DIR/sock [ARGS], its log in DIR/log; waits for the socket. */
+static bool answers(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	CHECK(s >= 0, "socket: %m");
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	ok = connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(s);
+	return ok;
+}
+
+/* revoked --socket DIR/sock [ARGS], its log in DIR/log; waits until it
+ * answers. */
 static void start_daemon(const char *const *args)
 {
 	struct stat st;
@@ -77,12 +93,15 @@ static void start_daemon(const char *const *args)
 		_exit(127);
 	}
 	daemon_pid = pid;
-	for (int i = 0; i < 400 && stat(sock_path, &st) < 0; i++) {
+	/* Until it answers: the socket of a revoked killed earlier in the case
+	 * is still there, refusing, until the new one renames its own over it. */
+	for (int i = 0; i < 400 && !answers(); i++) {
 		CHECK(waitpid(pid, NULL, WNOHANG) == 0, "revoked exited at start (see %s)",
 		      log_path);
 		msleep(5);
 	}
-	CHECK(S_ISSOCK(st.st_mode), "no socket at %s", sock_path);
+	CHECK(stat(sock_path, &st) == 0 && S_ISSOCK(st.st_mode) && answers(),
+	      "nobody listens at %s", sock_path);
 	setenv("REVOKE_HELPER_SOCKET", sock_path, 1);
 }
 
@@ -807,8 +826,195 @@ static void t_malformed(void)
 #undef EXPECT
 }
 
+/* ---- killed in the middle of a request ------------------------------- */
+
+/* A holder of PATH as UID that cannot be stopped for a while: a vfork
+ * parent (state D) whose child (its own memory: no CLONE_VM) sleeps. The
+ * engine waits for it until its deadline, with the other holders stopped:
+ * a window in which to kill somebody. */
+static struct victim slow_holder(const char *path, uid_t uid)
+{
+	struct victim v;
+	int sv[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0, "socketpair: %m");
+	fflush(NULL);
+	v.pid = fork();
+	CHECK(v.pid >= 0, "fork: %m");
+	if (v.pid == 0) {
+		int fd;
+		long c;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		become(uid);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			_exit(2);
+		send_msg(sv[1], MSG(getpid(), fd));
+		c = syscall(SYS_clone, CLONE_VFORK | SIGCHLD, 0, NULL, NULL, 0);
+		if (c == 0) {
+			/* Not a holder itself: it may outlive the parent by a
+			 * moment when the case kills it. */
+			close(fd);
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			sleep(60);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	close(sv[1]);
+	v.sock = sv[0];
+	recv_msg(&v);
+	for (int i = 0; i < 400 && proc_state(v.pid) != 'D'; i++)
+		msleep(5);
+	CHECK(proc_state(v.pid) == 'D', "the vfork parent %d is not waiting (state %c)", (int)v.pid,
+	      proc_state(v.pid));
+	return v;
+}
+
+/* Neither stopped nor traced: released, whoever died. */
+static void check_released(pid_t pid)
+{
+	uint64_t end = now_ns() + 3000000000ull;
+
+	while ((proc_status_field(pid, "TracerPid") != 0 || proc_state(pid) == 't') &&
+	       now_ns() < end)
+		msleep(5);
+	CHECK(proc_status_field(pid, "TracerPid") == 0, "pid %d left traced by %ld", (int)pid,
+	      proc_status_field(pid, "TracerPid"));
+	CHECK(proc_state(pid) != 't' && proc_state(pid) != 'T', "pid %d left stopped (state %c)",
+	      (int)pid, proc_state(pid));
+}
+
+/* The pid of revoked's one worker (a child of the daemon), or 0. */
+static pid_t daemon_worker(void)
+{
+	char path[96], buf[256];
+	uint64_t end = now_ns() + 3000000000ull;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)daemon_pid, (int)daemon_pid);
+	while (now_ns() < end) {
+		if (read_proc(path, buf, sizeof(buf)) == 0 && atoi(buf) > 0)
+			return atoi(buf);
+		msleep(5);
+	}
+	return 0;
+}
+
+/* A's revoke through the helper (REVOKE_TIMEOUT=3: the engine waits that
+ * long for the vfork parent, with B stopped), in a child whose pid is
+ * returned; *RES_FD reads its client_result. */
+static pid_t start_client(int *res_fd)
+{
+	int p[2];
+	pid_t pid;
+
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %m");
+	if (pid == 0) {
+		struct revoke_opts o = {.sz = sizeof(o), .timeout_ms = 3000, .keep_fd = -1};
+		struct client_result res = {0};
+		const char *path = tpath;
+
+		become(UID_A);
+		res.ret = revoke_ex(&path, 1, &o, NULL);
+		res.err = res.ret ? errno : 0;
+		(void)!write(p[1], &res, sizeof(res));
+		_exit(0);
+	}
+	close(p[1]);
+	*res_fd = p[0];
+	return pid;
+}
+
+enum { KILL_CLIENT, KILL_DAEMON, KILL_DAEMON_AND_WORKER };
+
+static void killed_mid_request(int who)
+{
+	static const char *const what[] = {"the client", "revoked", "revoked and its worker"};
+	struct victim b, v;
+	struct client_result res = {-2, 0, 0, 0, 0, 0};
+	pid_t client, worker;
+	int res_fd, status;
+	long tracer;
+	ssize_t n;
+
+	open_scratch();
+	make_owned_file(tpath, UID_A);
+	b = hold(tpath, UID_B);
+	v = slow_holder(tpath, UID_B);
+	start_daemon(NULL);
+	client = start_client(&res_fd);
+	worker = daemon_worker();
+	CHECK(worker > 0, "revoked started no worker for A's request");
+	/* B stopped by the worker (a thread of it): inside the window. */
+	for (int i = 0; i < 400 && proc_status_field(b.pid, "TracerPid") <= 0; i++)
+		msleep(5);
+	tracer = proc_status_field(b.pid, "TracerPid");
+	CHECK(tracer > 0 && proc_status_field((pid_t)tracer, "Tgid") == worker,
+	      "B (%d) not stopped by the worker %d (TracerPid %ld)", (int)b.pid, (int)worker,
+	      tracer);
+	if (who == KILL_CLIENT)
+		CHECK(kill(client, SIGKILL) == 0, "kill: %m");
+	if (who != KILL_CLIENT)
+		CHECK(kill(daemon_pid, SIGKILL) == 0, "kill: %m");
+	if (who == KILL_DAEMON_AND_WORKER)
+		CHECK(kill(worker, SIGKILL) == 0, "kill: %m");
+
+	/* The client: gone, or answered within its time, never a success. */
+	n = read(res_fd, &res, sizeof(res));
+	close(res_fd);
+	CHECK(waitpid(client, &status, 0) == client, "waitpid: %m");
+	if (who == KILL_CLIENT)
+		CHECK(n == 0, "the killed client wrote a result");
+	else
+		CHECK(n == sizeof(res) && res.ret == -1 && res.err != 0,
+		      "%s killed: the client got %zd bytes, ret %d (%s)", what[who], n, res.ret,
+		      strerror(res.err));
+	if (who != KILL_CLIENT)
+		waitpid(daemon_pid, NULL, 0);
+
+	/* Nobody left stopped or traced; nothing cut (the vfork parent was
+	 * never let go: all or nothing). */
+	check_released(b.pid);
+	check_released(v.pid);
+	CHECK_ALIVE(&b, false);
+	fprintf(stderr, "  %s killed: client %s\n", what[who],
+		n == sizeof(res) ? strerror(res.err) : "killed");
+
+	/* A new revoked serves A once the vfork parent is free. */
+	kill(v.pid, SIGKILL);
+	waitpid(v.pid, NULL, 0);
+	if (who != KILL_CLIENT)
+		start_daemon(NULL);
+	else
+		CHECK(kill(daemon_pid, 0) == 0, "revoked died with its client");
+	res = lib_revoke_as(UID_A, tpath, 0);
+	CHECK(res.ret == 0 && res.helper_pid == daemon_pid, "A's revoke afterwards: %d (%s)",
+	      res.ret, strerror(res.err));
+	CHECK_DEAD(&b);
+	stop_daemon();
+}
+
+static void t_client_killed(void)
+{
+	killed_mid_request(KILL_CLIENT);
+}
+static void t_daemon_killed(void)
+{
+	killed_mid_request(KILL_DAEMON);
+}
+static void t_daemon_and_worker_killed(void)
+{
+	killed_mid_request(KILL_DAEMON_AND_WORKER);
+}
+
 TEST_MAIN("helper", {"spoofer_file_library", t_spoofer_file_library, 60},
 	  {"spoofer_pty_command", t_spoofer_pty_command, 60}, {"not_owner", t_not_owner, 60},
 	  {"frevoke_keeps_own", t_frevoke_keeps_own, 60},
 	  {"swap_during_request", t_swap_during_request, 240}, {"flood", t_flood, 120},
-	  {"malformed", t_malformed, 120})
+	  {"malformed", t_malformed, 120}, {"client_killed", t_client_killed, 60},
+	  {"daemon_killed", t_daemon_killed, 60},
+	  {"daemon_and_worker_killed", t_daemon_and_worker_killed, 60})
