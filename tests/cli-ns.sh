@@ -91,4 +91,49 @@ fi
 # handles, and SIGKILL (pid_namespaces(7)): the cleanup's SIGTERM would not
 # end it, and unshare waits for it.
 kill -KILL "$p"
+
+# Ten at once against one container with three holders: they take turns
+# (one lock per user); each cuts what is left, the others' lookups included
+# (their O_PATH descriptors of the file are holders too), and says so; all
+# exit 0, and every holder in the container is cut.
+secret2=/mnt/revoke-ns-cli-ten
+unshare --mount --pid --fork --kill-child --propagation private \
+	sh -c 'mount -t tmpfs revoke-ns /mnt && echo secret >'"$secret2"' &&
+		(sleep 60 <'"$secret2"' &) && (sleep 60 <'"$secret2"' &) &&
+		exec sleep 60 <'"$secret2" \
+	2>"$tmp/unshare2.err" &
+u2=$!
+holders+=("$u2")
+p2=
+for _ in $(seq 1 400); do
+	p2=$(cat "/proc/$u2/task/$u2/children" 2>/dev/null)
+	p2=${p2%% *}
+	[ -n "$p2" ] && [ "$(readlink "/proc/$p2/fd/0" 2>/dev/null)" = "$secret2" ] &&
+		[ "$(wc -w <"/proc/$p2/task/$p2/children")" -ge 2 ] && break
+	p2=
+	sleep 0.025
+done
+if [ -z "$p2" ]; then
+	fail ns.ten-at-once "the container's holders did not start: $(cat "$tmp/unshare2.err")"
+	exit 0
+fi
+kids=$(cat "/proc/$p2/task/$p2/children")
+pids=()
+for i in $(seq 1 10); do
+	"$R" --ns "$p2" "$secret2" >"$tmp/ten$i.out" 2>"$tmp/ten$i.err" &
+	pids+=($!)
+done
+bad=
+for i in $(seq 1 10); do
+	wait "${pids[$((i - 1))]}"
+	rc=$?
+	[ "$rc" -eq 0 ] && [ ! -s "$tmp/ten$i.err" ] || bad+=" #$i: exit $rc, $(cat "$tmp/ten$i.err");"
+done
+for h in $p2 $kids; do
+	points_at "$h" 0 "$DEAD_LINK" || bad+=" pid $h fd 0: $(readlink "/proc/$h/fd/0");"
+done
+cuts=$(cat "$tmp"/ten*.out | grep -c "^$secret2 .* cut *$")
+[ -z "$bad" ] && [ "$cuts" -ge 3 ] && pass ns.ten-at-once ||
+	fail ns.ten-at-once "${bad:-$cuts lines say cut}"
+kill -KILL "$p2"
 exit 0
