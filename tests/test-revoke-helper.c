@@ -227,11 +227,12 @@ struct client_result {
 	size_t cut, uninspected;
 };
 
-/* revoke_ex(PATH) as UID with FLAGS in a child; its result and a summary
- * of its report. */
-static struct client_result lib_revoke_as(uid_t uid, const char *path, unsigned int flags)
+/* revoke_ex(PATH) as UID with FLAGS and TIMEOUT_MS (0: the default) in a
+ * child, whose pid is returned; *RES_FD reads its result and a summary of
+ * its report (struct client_result), or EOF if it died. */
+static pid_t lib_client_start(uid_t uid, const char *path, unsigned int flags, int timeout_ms,
+			      int *res_fd)
 {
-	struct client_result res = {0};
 	int p[2];
 	pid_t pid;
 
@@ -240,8 +241,10 @@ static struct client_result lib_revoke_as(uid_t uid, const char *path, unsigned 
 	pid = fork();
 	CHECK(pid >= 0, "fork: %m");
 	if (pid == 0) {
-		struct revoke_opts o = {.sz = sizeof(o), .flags = flags, .keep_fd = -1};
+		struct revoke_opts o = {
+		    .sz = sizeof(o), .flags = flags, .timeout_ms = timeout_ms, .keep_fd = -1};
 		struct revoke_report *rep = NULL;
+		struct client_result res = {0};
 
 		become(uid);
 		res.ret = revoke_ex(&path, 1, &o, &rep);
@@ -260,8 +263,18 @@ static struct client_result lib_revoke_as(uid_t uid, const char *path, unsigned 
 		_exit(0);
 	}
 	close(p[1]);
-	CHECK(read(p[0], &res, sizeof(res)) == sizeof(res), "client %d died", pid);
-	close(p[0]);
+	*res_fd = p[0];
+	return pid;
+}
+
+static struct client_result lib_revoke_as(uid_t uid, const char *path, unsigned int flags)
+{
+	struct client_result res = {0};
+	int fd;
+	pid_t pid = lib_client_start(uid, path, flags, 0, &fd);
+
+	CHECK(read(fd, &res, sizeof(res)) == sizeof(res), "client %d died", pid);
+	close(fd);
 	waitpid(pid, NULL, 0);
 	return res;
 }
@@ -901,34 +914,6 @@ static pid_t daemon_worker(void)
 	return 0;
 }
 
-/* A's revoke through the helper (REVOKE_TIMEOUT=3: the engine waits that
- * long for the vfork parent, with B stopped), in a child whose pid is
- * returned; *RES_FD reads its client_result. */
-static pid_t start_client(int *res_fd)
-{
-	int p[2];
-	pid_t pid;
-
-	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
-	fflush(NULL);
-	pid = fork();
-	CHECK(pid >= 0, "fork: %m");
-	if (pid == 0) {
-		struct revoke_opts o = {.sz = sizeof(o), .timeout_ms = 3000, .keep_fd = -1};
-		struct client_result res = {0};
-		const char *path = tpath;
-
-		become(UID_A);
-		res.ret = revoke_ex(&path, 1, &o, NULL);
-		res.err = res.ret ? errno : 0;
-		(void)!write(p[1], &res, sizeof(res));
-		_exit(0);
-	}
-	close(p[1]);
-	*res_fd = p[0];
-	return pid;
-}
-
 enum { KILL_CLIENT, KILL_DAEMON, KILL_DAEMON_AND_WORKER };
 
 static void killed_mid_request(int who)
@@ -946,7 +931,8 @@ static void killed_mid_request(int who)
 	b = hold(tpath, UID_B);
 	v = slow_holder(tpath, UID_B);
 	start_daemon(NULL);
-	client = start_client(&res_fd);
+	/* 3 s: the engine waits that long for the vfork parent, B stopped. */
+	client = lib_client_start(UID_A, tpath, 0, 3000, &res_fd);
 	worker = daemon_worker();
 	CHECK(worker > 0, "revoked started no worker for A's request");
 	/* B stopped by the worker (a thread of it): inside the window. */

@@ -929,12 +929,15 @@ static void t_zombie_leader_threads(void)
 	check_victim_fd_dead(&v);
 }
 
-/* ---- a handled signal during the revoke still interrupts a read (EINTR) ---- */
+/* ---- a handled signal during the revoke interrupts a read (EINTR), or,
+ * with SA_RESTART, the same read goes on after the handler ---- */
 
-static void v_interruptible_read(int sock)
+static bool g_sa_restart;
+
+static void v_signalled_read(int sock)
 {
-	struct sigaction su = {.sa_handler = on_usr1, .sa_flags = 0}; /* no SA_RESTART */
-	char buf[8];
+	struct sigaction su = {.sa_handler = on_usr1, .sa_flags = g_sa_restart ? SA_RESTART : 0};
+	char c = 0;
 	ssize_t n;
 
 	sigaction(SIGUSR1, &su, NULL);
@@ -943,8 +946,8 @@ static void v_interruptible_read(int sock)
 		_exit(2);
 	send_msg(sock, MSG(getpid()));
 	errno = 0;
-	n = read(g_pipe[0], buf, sizeof(buf));
-	send_msg(sock, MSG(n, n < 0 ? errno : 0, g_nusr1));
+	n = read(g_pipe[0], &c, 1);
+	send_msg(sock, MSG(n, n < 0 ? errno : 0, g_nusr1, c));
 	victim_recv(sock); /* the signal may have come before the revoke: wait for its end */
 	check_own_fd_dead(sock);
 	victim_recv(sock);
@@ -958,13 +961,14 @@ static void *usr1_sender(void *arg)
 	return NULL;
 }
 
-static void t_signal_interrupts_read_during(void)
+static void signal_during_read(bool restart, int rounds)
 {
+	g_sa_restart = restart;
 	make_scratch();
 	make_file(tpath, "hello", 0);
 	CHECK(pipe2(g_pipe, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
-	for (int round = 0; round < 10; round++) {
-		struct victim v = spawn(v_interruptible_read);
+	for (int round = 0; round < rounds; round++) {
+		struct victim v = spawn(v_signalled_read);
 		pthread_t t;
 		struct msg m;
 		int r;
@@ -976,12 +980,26 @@ static void t_signal_interrupts_read_during(void)
 		r = revoke_explained(tpath);
 		pthread_join(t, NULL);
 		CHECK(r == 0, "round %d: revoke: %s", round, strerror(errno));
-		m = recv_msg(&v);
-		CHECK(m.v[0] == -1 && m.v[1] == EINTR && m.v[2] == 1,
-		      "round %d: read returned %lld (%s) with the handler run %lld times; expected "
-		      "EINTR "
-		      "once",
-		      round, (long long)m.v[0], strerror((int)m.v[1]), (long long)m.v[2]);
+		if (!restart) {
+			m = recv_msg(&v);
+			CHECK(m.v[0] == -1 && m.v[1] == EINTR && m.v[2] == 1,
+			      "round %d: read returned %lld (%s) with the handler run %lld times; "
+			      "expected EINTR once",
+			      round, (long long)m.v[0], strerror((int)m.v[1]), (long long)m.v[2]);
+		} else {
+			/* Nothing to read yet: the read must still be waiting. */
+			CHECK(recv_msg_timeout(v.sock, &m, 200) == -ETIMEDOUT,
+			      "round %d: read returned %lld (%s) before there was anything to read",
+			      round, (long long)m.v[0], strerror((int)m.v[1]));
+			CHECK(write(g_pipe[1], "z", 1) == 1, "write: %s", strerror(errno));
+			m = recv_msg(&v);
+			CHECK(m.v[0] == 1 && m.v[3] == 'z' && m.v[2] == 1,
+			      "round %d: read returned %lld (%s) byte %#llx with the handler run "
+			      "%lld "
+			      "times; expected the byte after one handler run",
+			      round, (long long)m.v[0], strerror((int)m.v[1]), (long long)m.v[3],
+			      (long long)m.v[2]);
+		}
 		send_msg(v.sock, MSG(CMD_GO));
 		check_victim_fd_dead(&v);
 		close(v.sock);
@@ -990,60 +1008,14 @@ static void t_signal_interrupts_read_during(void)
 	}
 }
 
-/* ---- with SA_RESTART, the same read goes on after the handler ---- */
-
-static void v_restartable_read(int sock)
+static void t_signal_interrupts_read_during(void)
 {
-	struct sigaction su = {.sa_handler = on_usr1, .sa_flags = SA_RESTART};
-	char c = 0;
-	ssize_t n;
-
-	sigaction(SIGUSR1, &su, NULL);
-	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
-	if (g_fd < 0)
-		_exit(2);
-	send_msg(sock, MSG(getpid()));
-	errno = 0;
-	n = read(g_pipe[0], &c, 1);
-	send_msg(sock, MSG(n, n < 0 ? errno : 0, g_nusr1, c));
-	check_own_fd_dead(sock);
-	victim_recv(sock);
+	signal_during_read(false, 10);
 }
 
 static void t_signal_restarts_read_during(void)
 {
-	make_scratch();
-	make_file(tpath, "hello", 0);
-	CHECK(pipe2(g_pipe, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
-	for (int round = 0; round < 3; round++) {
-		struct victim v = spawn(v_restartable_read);
-		pthread_t t;
-		struct msg m;
-		int r;
-
-		recv_msg(&v);
-		CHECK(wait_in_syscall(v.pid, v.pid, SYS_read, -1), "victim never blocked in read");
-		g_sig_target = v.pid;
-		CHECK(pthread_create(&t, NULL, usr1_sender, NULL) == 0, "pthread_create");
-		r = revoke_explained(tpath);
-		pthread_join(t, NULL);
-		CHECK(r == 0, "round %d: revoke: %s", round, strerror(errno));
-		/* Nothing to read yet: the read must still be waiting. */
-		CHECK(recv_msg_timeout(v.sock, &m, 200) == -ETIMEDOUT,
-		      "round %d: read returned %lld (%s) before there was anything to read", round,
-		      (long long)m.v[0], strerror((int)m.v[1]));
-		CHECK(write(g_pipe[1], "z", 1) == 1, "write: %s", strerror(errno));
-		m = recv_msg(&v);
-		CHECK(m.v[0] == 1 && m.v[3] == 'z' && m.v[2] == 1,
-		      "round %d: read returned %lld (%s) byte %#llx with the handler run %lld "
-		      "times; expected the byte after one handler run",
-		      round, (long long)m.v[0], strerror((int)m.v[1]), (long long)m.v[3],
-		      (long long)m.v[2]);
-		check_victim_fd_dead(&v);
-		close(v.sock);
-		unlink(tpath);
-		make_file(tpath, "hello", 0);
-	}
+	signal_during_read(true, 3);
 }
 
 /* ---- a SIGSTOP that arrives during the revoke is not lost ---- */
