@@ -722,17 +722,12 @@ static bool same_root(pid_t pid)
 int rv_proc_status_of(pid_t pid, struct rv_proc_status *ret)
 {
 	char path[64], buf[4096];
-	_cleanup_close_ int fd = -1;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return negative_errno();
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read_text_at(AT_FDCWD, path, buf, sizeof(buf));
 	if (n <= 0)
-		return n < 0 ? negative_errno() : -EIO;
-	buf[n] = '\0';
+		return n < 0 ? (int)n : -EIO;
 	return rv_parse_status(buf, ret);
 }
 

@@ -52,18 +52,11 @@ static int parse_marker(const char *s, long *ret_a, long *ret_b)
 
 static void probe(void)
 {
-	_cleanup_close_ int fd = -1;
 	char buf[64];
 	long a, b;
-	ssize_t n;
 
-	fd = open(RV_NATIVE_MARKER, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_text_at(AT_FDCWD, RV_NATIVE_MARKER, buf, sizeof(buf)) <= 0)
 		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return;
-	buf[n] = 0;
 	if (parse_marker(buf, &a, &b) < 0)
 		return;
 	if (syscall(b, -1) >= 0 || errno != EBADF)
@@ -108,18 +101,11 @@ static int umount_flag;
 
 static void probe_umount(void)
 {
-	_cleanup_close_ int fd = -1;
 	char buf[32], *end;
-	ssize_t n;
 	long v;
 
-	fd = open(RV_NATIVE_UMOUNT_MARKER, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_text_at(AT_FDCWD, RV_NATIVE_UMOUNT_MARKER, buf, sizeof(buf)) <= 0)
 		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return;
-	buf[n] = 0;
 	if (buf[0] < '1' || buf[0] > '9')
 		return;
 	errno = 0;

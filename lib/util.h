@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -41,6 +42,25 @@ static inline void closedirp(DIR **d)
 {
 	if (*d)
 		closedir(*d);
+}
+
+/* The text of a small file (a /proc file, a marker) PATH under DIRFD in
+ * BUF, NUL-terminated: its length, or -errno (open's or read's). One read:
+ * /proc's files give all they have up to the buffer's size. */
+static inline ssize_t read_text_at(int dirfd, const char *path, char *buf, size_t size)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC), e;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	e = errno;
+	close(fd);
+	if (n < 0)
+		return -e;
+	buf[n] = '\0';
+	return n;
 }
 
 #define _cleanup_close_	   _cleanup_(closep)

@@ -21,20 +21,6 @@
 
 #include "internal.h"
 
-static int read_text(int dirfd, const char *name, char *buf, size_t size)
-{
-	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return negative_errno();
-	n = read(fd, buf, size - 1);
-	if (n < 0)
-		return negative_errno();
-	buf[n] = '\0';
-	return 0;
-}
-
 static bool shares_vm(pid_t pid, pid_t child)
 {
 	return child != pid && syscall(SYS_kcmp, pid, child, KCMP_VM, 0, 0) == 0;
@@ -48,7 +34,7 @@ static int child_listed(pid_t pid, pid_t tid, pid_t *ret)
 	int r;
 
 	snprintf(name, sizeof(name), "/proc/%d/task/%d/children", pid, tid);
-	r = read_text(AT_FDCWD, name, buf, sizeof(buf));
+	r = read_text_at(AT_FDCWD, name, buf, sizeof(buf));
 	if (r < 0)
 		return r;
 	for (p = strtok_r(buf, " \n", &save); p; p = strtok_r(NULL, " \n", &save)) {
@@ -78,7 +64,8 @@ static int child_scanned(pid_t pid, pid_t *ret)
 		if (rv_parse_int(de->d_name, &c) < 0 || c == pid)
 			continue;
 		snprintf(name, sizeof(name), "/proc/%s/stat", de->d_name);
-		if (read_text(AT_FDCWD, name, buf, sizeof(buf)) < 0 || rv_parse_stat(buf, &st) < 0)
+		if (read_text_at(AT_FDCWD, name, buf, sizeof(buf)) < 0 ||
+		    rv_parse_stat(buf, &st) < 0)
 			continue;
 		if (st.ppid == pid && shares_vm(pid, c)) {
 			*ret = c;
@@ -100,7 +87,7 @@ int rv_vfork_parent(pid_t pid, pid_t tid, char *ret_state, pid_t *ret_child)
 	if (*ret_child > 0 && !shares_vm(pid, *ret_child))
 		*ret_child = 0;
 	snprintf(name, sizeof(name), "/proc/%d/task/%d/stat", pid, tid);
-	r = read_text(AT_FDCWD, name, buf, sizeof(buf));
+	r = read_text_at(AT_FDCWD, name, buf, sizeof(buf));
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
 	r = rv_parse_stat(buf, &st);

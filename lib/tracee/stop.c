@@ -62,18 +62,13 @@ void rv_tracee_orphan(pid_t tid)
 
 /* ---- /proc ------------------------------------------------------------ */
 
+/* A file of a thread: a thread that is gone is -ESRCH, however it shows
+ * (no such file, or ESRCH from a read of one that was there). */
 static ssize_t read_text(const char *path, char *buf, size_t size)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t l;
+	ssize_t l = read_text_at(AT_FDCWD, path, buf, size);
 
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : negative_errno();
-	l = read(fd, buf, size - 1);
-	if (l < 0)
-		return errno == ESRCH ? -ESRCH : negative_errno();
-	buf[l] = '\0';
-	return l;
+	return l == -ENOENT ? -ESRCH : l;
 }
 
 int rv_read_status(pid_t pid, pid_t tid, struct rv_proc_status *ret)
