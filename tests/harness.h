@@ -124,7 +124,8 @@ static inline int test_run_all(const char *suite, const struct test_case *cases,
 				       WTERMSIG(status),
 				       WTERMSIG(status) == SIGALRM ? " (timeout)" : "");
 			else
-				printf("FAIL %s.%s: exit %d\n", suite, c->name, WEXITSTATUS(status));
+				printf("FAIL %s.%s: exit %d\n", suite, c->name,
+				       WEXITSTATUS(status));
 		}
 		fflush(stdout);
 	}
