@@ -473,11 +473,21 @@ static void t_spoofer_pty_command(void)
 
 	st = cmd_revoke_as(UID_A, slave, NULL, err, sizeof(err));
 	CHECK(st == 0, "revoke %s as A: exit %d: %s", slave, st, err);
+	/* The helper answered: no word of it missing. */
+	CHECK(!strstr(err, "no helper answered"), "revoke %s as A said: %s", slave, err);
 	CHECK_DEAD(&b);
 	CHECK_DEAD(&root);
+	stop_daemon();
+
+	/* Without it: refused, and the hint names it (the socket is gone). */
+	b = hold(slave, UID_B);
+	st = cmd_revoke_as(UID_A, slave, NULL, err, sizeof(err));
+	CHECK(st == 1 && strstr(err, "no helper answered: revoked(8)") &&
+		  strstr(err, "not revoked"),
+	      "revoke %s as A without the helper: exit %d: %s", slave, st, err);
+	CHECK_ALIVE(&b, true);
 	/* The terminal itself lives on for its owner. */
 	CHECK(write(master, "x", 1) == 1, "master: %m");
-	stop_daemon();
 	close(master);
 }
 

@@ -450,4 +450,17 @@ void report_outcome(const struct cli *cli, const struct revoke_report *rep, int 
 		report_path(cli, rep, err, target_path(rep, t), count_refs(rep, t),
 			    cli->mount && t > 0 ? 0 : uninspected, said_timeout, any_bad);
 	}
+	/* An owner whose file other users' processes may hold: the helper
+	 * would have looked at them, and nobody answered on its socket (the
+	 * library asked it, or the report would name its pid). */
+	if (uninspected && geteuid() != 0 && !(REPORT_HAS(rep, helper_pid) && rep->helper_pid)) {
+		bool owns = false;
+
+		for (size_t t = 0; t < rep->ntargets; t++)
+			owns |= rep->targets[t].uid == geteuid();
+		if (owns)
+			warnx_("%s",
+			       "no helper answered: revoked(8) looks at other users' processes "
+			       "for a file's owner (systemctl enable --now revoked.socket)");
+	}
 }
