@@ -227,32 +227,30 @@ static inline char proc_state(pid_t pid)
 }
 
 /* A "Key:" field of /proc/PID/status as a number, or -1. */
-static inline long proc_status_field(pid_t pid, const char *key)
+/* The value of KEY in /proc/PID/status, parsed in BASE; FAIL if absent. */
+static inline unsigned long long proc_status_value(pid_t pid, const char *key, int base,
+						   unsigned long long fail)
 {
 	char path[64], buf[4096], *p;
 	size_t klen = strlen(key);
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if (read_proc(path, buf, sizeof(buf)) < 0)
-		return -1;
+		return fail;
 	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		if (strncmp(p, key, klen) == 0 && p[klen] == ':')
-			return strtol(p + klen + 1, NULL, 10);
-	return -1;
+			return strtoull(p + klen + 1, NULL, base);
+	return fail;
+}
+
+static inline long proc_status_field(pid_t pid, const char *key)
+{
+	return (long)proc_status_value(pid, key, 10, (unsigned long long)-1);
 }
 
 static inline unsigned long long proc_status_hex(pid_t pid, const char *key)
 {
-	char path[64], buf[4096], *p;
-	size_t klen = strlen(key);
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (read_proc(path, buf, sizeof(buf)) < 0)
-		return ~0ull;
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (strncmp(p, key, klen) == 0 && p[klen] == ':')
-			return strtoull(p + klen + 1, NULL, 16);
-	return ~0ull;
+	return proc_status_value(pid, key, 16, ~0ull);
 }
 
 /* Whether fd FD of PID refers to the file ST describes. */

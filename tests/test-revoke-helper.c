@@ -55,17 +55,28 @@ static void become(uid_t uid)
 		_exit(90);
 }
 
-static bool answers(void)
+/* A connection to the daemon's socket, or -1 (errno set). */
+static int try_connect(void)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	bool ok;
 
 	CHECK(s >= 0, "socket: %m");
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
-	ok = connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		return s;
 	close(s);
-	return ok;
+	return -1;
+}
+
+static bool answers(void)
+{
+	int s = try_connect();
+
+	if (s < 0)
+		return false;
+	close(s);
+	return true;
 }
 
 /* revoked --socket DIR/sock [ARGS], its log in DIR/log; waits until it
@@ -316,12 +327,9 @@ static int cmd_revoke_as(uid_t uid, const char *path, const char *opt, char *err
 
 static int raw_connect(void)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int s = try_connect();
 
-	CHECK(s >= 0, "socket: %m");
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
-	CHECK(connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect: %m");
+	CHECK(s >= 0, "connect: %m");
 	return s;
 }
 
