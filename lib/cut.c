@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -33,6 +34,8 @@ struct rv_cut {
 	struct rv_prog *p;
 	int raise_op; /* RV_OP_RAISE_NOFILE, or -1 */
 	int save_off; /* where it keeps the old limits */
+	int orig_off; /* the limits to put back, when we raised the hard one */
+	int restore_op;
 	int memfd_op; /* memfd_create, or -1 */
 	int dead_op;  /* the O_PATH open, or -1 */
 	/* cwd and root (REVOKE_MOUNT): the dead directory, as the holder
@@ -46,30 +49,34 @@ struct rv_cut {
 };
 
 /*
- * The memfd and its O_PATH reopening take two free slots of the holder's
- * descriptor table for the length of the program. A table full up to its
- * soft RLIMIT_NOFILE gets them from the limit, raised by two for that long
- * (never past the hard limit) and put back at the end, also when the
- * program stops early. It costs two prlimit64() calls in the holder.
+ * The program's own descriptors (the memfd and its O_PATH reopening, the
+ * dead directory, a pidfd, a saved cwd: rv_cut_room() counts them) take
+ * free slots of the holder's table for the length of the program. A table
+ * full up to its soft RLIMIT_NOFILE gets them from the limit, raised inside
+ * the holder for that long and put back at the end, also when the program
+ * stops early. A hard limit that leaves no room is raised from outside
+ * before anything runs (rv_cut_room), or the holder is refused untouched.
  */
 static int need_room(struct rv_cut *c)
 {
-	long args[6] = {2, 0};
+	long args[6] = {0, 0};
 	int off, op;
 
 	if (c->raise_op >= 0)
 		return c->raise_op;
-	off = rv_prog_data(c->p, NULL, 16);
+	off = rv_prog_data(c->p, NULL, 32);
 	if (off < 0)
 		return off;
 	args[1] = off;
-	/* Not required: with no room to raise, a table that is not full still
-	 * has its slots; a full one fails at the memfd. */
+	/* Not required: rv_cut_room() decides, before the program runs,
+	 * whether there is room; with none to raise, a table that is not full
+	 * still has its slots. */
 	op = rv_prog_add(c->p, RV_OP_RAISE_NOFILE, 0, args, RV_OPF_OPTIONAL, -1, -1);
 	if (op < 0)
 		return op;
 	rv_prog_arg_is_data(c->p, op, 1);
 	c->save_off = off;
+	c->orig_off = off + 16;
 	return c->raise_op = op;
 }
 
@@ -336,6 +343,9 @@ static int need_dead_dir(struct rv_cut *c)
 		return c->ddir_op;
 	if (!c->dd)
 		return -EOPNOTSUPP;
+	off = need_room(c);
+	if (off < 0)
+		return off;
 	if (c->dd_how == RV_DEAD_DIR_PATH) {
 		off = rv_prog_data(c->p, c->dd->path, strlen(c->dd->path) + 1);
 		if (off < 0)
@@ -373,6 +383,9 @@ static int need_cwd_saved(struct rv_cut *c)
 
 	if (c->cwd_op >= 0 || c->has_cwd)
 		return 0;
+	off = need_room(c);
+	if (off < 0)
+		return off;
 	off = rv_prog_data(c->p, ".", 2);
 	if (off < 0)
 		return off;
@@ -438,14 +451,141 @@ static int add_close(struct rv_cut *c, int ref)
 			   ref, 0);
 }
 
+/* What a program needs of its holder's descriptor table (build, make_room). */
+struct rv_room {
+	int raise_op, restore_op, orig_off;
+	unsigned int nfds; /* descriptors the program holds at once */
+	bool raised;	   /* the hard limit was raised from outside */
+	struct rlimit orig;
+};
+
+static int rv_cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The descriptor numbers of H's table, sorted; their count, or -errno. */
+static int list_fds(const struct rv_holder *h, int **ret)
+{
+	_cleanup_free_ int *v = NULL;
+	struct dirent *de;
+	size_t n = 0, cap = 0;
+	char path[64];
+	DIR *d;
+
+	/* The injecting thread's view: the leader may be a zombie. */
+	if (h->self)
+		snprintf(path, sizeof(path), "/proc/self/fd");
+	else
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/fd", (int)h->pub.pid,
+			 (int)rv_tracee_tid(h->tracee));
+	d = opendir(path);
+	if (!d)
+		return negative_errno();
+	while ((de = readdir(d))) {
+		int fd;
+
+		if (rv_parse_int(de->d_name, &fd) < 0)
+			continue;
+		if (n == cap) {
+			int *nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+
+			if (!nv) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[n++] = fd;
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), rv_cmp_int);
+	*ret = TAKE_PTR(v);
+	return (int)n;
+}
+
+/*
+ * Room in H's table for its program's own descriptors, decided before any
+ * program runs: the soft RLIMIT_NOFILE is raised inside the holder by what
+ * the slots take (ROOM->raise_op), and where the hard limit leaves too little
+ * it is raised from outside now (CAP_SYS_RESOURCE) and put back by the
+ * program itself at its end (lowering one's own limit needs no privilege),
+ * or the holder is refused with nothing changed: -EMFILE, WHY says why.
+ */
+static int make_room(struct rv_holder *h, struct rv_prog *p, struct rv_room *room, char *why,
+		     size_t size)
+{
+	pid_t pid = h->self ? 0 : h->pub.pid;
+	_cleanup_free_ int *fds = NULL;
+	struct rlimit lim, raised;
+	rlim_t limit, free_slots = 0;
+	int n, k = 0;
+
+	if (room->raise_op < 0 || room->nfds == 0)
+		return 0;
+	/* Not allowed to read it (another user's process, without
+	 * CAP_SYS_RESOURCE): the program's own raise does what it can. */
+	if (prlimit(pid, RLIMIT_NOFILE, NULL, &lim) < 0 || lim.rlim_cur == RLIM_INFINITY)
+		return 0;
+	n = list_fds(h, &fds);
+	if (n < 0)
+		return 0;
+	/* The first limit under which the table has nfds free slots. */
+	for (limit = 0; free_slots < room->nfds; limit++) {
+		while (k < n && (rlim_t)fds[k] < limit)
+			k++;
+		if (k < n && (rlim_t)fds[k] == limit)
+			continue;
+		free_slots++;
+	}
+	if (limit <= lim.rlim_cur)
+		return 0;
+	p->ops[room->raise_op].args[0] = (int64_t)(limit - lim.rlim_cur);
+	if (lim.rlim_max != RLIM_INFINITY && limit > lim.rlim_max) {
+		uint64_t orig[2] = {lim.rlim_cur, lim.rlim_max};
+
+		raised = (struct rlimit){lim.rlim_cur, limit};
+		if (prlimit(pid, RLIMIT_NOFILE, &raised, NULL) < 0) {
+			snprintf(
+			    why, size,
+			    "descriptor table full up to its hard RLIMIT_NOFILE (%llu): raising "
+			    "it needs CAP_SYS_RESOURCE",
+			    (unsigned long long)lim.rlim_max);
+			return -EMFILE;
+		}
+		room->raised = true;
+		room->orig = lim;
+		memcpy(p->data + room->orig_off, orig, sizeof(orig));
+		p->ops[room->restore_op].args[1] = room->orig_off;
+	}
+	return 0;
+}
+
+/* Puts back a hard limit make_room() raised, unless the program did. */
+static void unmake_room(const struct rv_holder *h, struct rv_room *room)
+{
+	pid_t pid = h->self ? 0 : h->pub.pid;
+	struct rlimit now;
+
+	if (!room->raised)
+		return;
+	if (prlimit(pid, RLIMIT_NOFILE, NULL, &now) == 0 && now.rlim_max != room->orig.rlim_max)
+		(void)prlimit(pid, RLIMIT_NOFILE, &room->orig, NULL);
+	room->raised = false;
+}
+
 /* One holder's program: the ops that cut refs [from, h->pub.nrefs), as
  * many as fit; *RET_NEXT where the next program starts. OPS[i] gets the op
  * of ref i (or -1). */
 static int build(struct rv_holder *h, const struct rv_dead_dir *dd, size_t from,
-		 struct rv_prog **ret, size_t *ret_next, int *ops)
+		 struct rv_prog **ret, size_t *ret_next, int *ops, struct rv_room *room)
 {
 	struct rv_cut c = {.p = rv_prog_new(),
 			   .raise_op = -1,
+			   .orig_off = -1,
+			   .restore_op = -1,
 			   .memfd_op = -1,
 			   .dead_op = -1,
 			   .dd = dd,
@@ -471,22 +611,6 @@ static int build(struct rv_holder *h, const struct rv_dead_dir *dd, size_t from,
 	}
 	if (dirs)
 		r = need_dead_dir(&c);
-	/* Each ring's slots can be updated from this thread, before anything
-	 * is cut (a SINGLE_ISSUER ring's submitter may be another thread). */
-	for (i = from; r >= 0 && i < h->pub.nrefs; i++) {
-		const struct revoke_ref *ref = &h->pub.refs[i];
-
-		bool probed = false;
-
-		if (ref->state != REVOKE_STATE_FOUND || ref->type != REVOKE_REF_URING)
-			continue;
-		for (size_t j = from; j < i && !probed; j++)
-			probed = h->pub.refs[j].type == REVOKE_REF_URING &&
-				 h->pub.refs[j].state == REVOKE_STATE_FOUND &&
-				 h->pub.refs[j].fd == ref->fd;
-		if (!probed && c.p->nops + 16 < RV_PROG_MAX_OPS)
-			r = add_uring_update(&c, ref, IORING_REGISTER_FILES_SKIP, RV_OPF_REQUIRED);
-	}
 	if (r >= 0 && root)
 		r = need_cwd_saved(&c);
 	if (r < 0) {
@@ -532,11 +656,17 @@ static int build(struct rv_holder *h, const struct rv_dead_dir *dd, size_t from,
 			r = op;
 		else
 			rv_prog_arg_is_data(c.p, op, 1);
+		c.restore_op = op;
 	}
 	if (r < 0) {
 		rv_prog_free(c.p);
 		return r;
 	}
+	*room = (struct rv_room){.raise_op = c.raise_op,
+				 .restore_op = c.restore_op,
+				 .orig_off = c.orig_off,
+				 .nfds = (c.memfd_op >= 0) + (c.dead_op >= 0) + (c.ddir_op >= 0) +
+					 (c.pidfd_op >= 0) + (c.cwd_op >= 0)};
 	*ret = c.p;
 	*ret_next = i;
 	return 0;
@@ -592,6 +722,81 @@ static void on_done(struct rv_tracee *t, void *arg)
 		d->hooks->done(d->h, rv_prog_all_ok(rv_tracee_prog(t)), d->hooks->arg);
 }
 
+/*
+ * Each io_uring ring must take updates from the thread that will run the
+ * cut (a SINGLE_ISSUER ring takes them from its submitter only, on kernels
+ * that check): asked of every holder with a ring, before any holder is
+ * changed, by a program that updates nothing (IORING_REGISTER_FILES_SKIP).
+ * A holder whose ring refuses has its ring's refs FAILED with the error;
+ * returns how many holders that is (-ENOMEM, nothing asked).
+ */
+static int probe_rings(struct rv_holder **hs, size_t n)
+{
+	_cleanup_free_ struct rv_prog **progs = calloc(n ? n : 1, sizeof(*progs));
+	_cleanup_free_ struct rv_tracee **ts = calloc(n ? n : 1, sizeof(*ts));
+	_cleanup_free_ int *runs = calloc(n ? n : 1, sizeof(*runs));
+	int refused = 0, r = 0;
+
+	if (!progs || !ts || !runs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		struct rv_holder *h = hs[i];
+		struct rv_cut c = {.raise_op = -1};
+
+		for (size_t j = 0; j < h->pub.nrefs && r >= 0; j++) {
+			const struct revoke_ref *ref = &h->pub.refs[j];
+			bool probed = false;
+
+			if (ref->state != REVOKE_STATE_FOUND || ref->type != REVOKE_REF_URING)
+				continue;
+			for (size_t k = 0; k < j && !probed; k++)
+				probed = h->pub.refs[k].type == REVOKE_REF_URING &&
+					 h->pub.refs[k].state == REVOKE_STATE_FOUND &&
+					 h->pub.refs[k].fd == ref->fd;
+			if (probed)
+				continue;
+			if (!c.p && !(c.p = rv_prog_new()))
+				r = -ENOMEM;
+			if (r >= 0)
+				r = add_uring_update(&c, ref, IORING_REGISTER_FILES_SKIP,
+						     RV_OPF_REQUIRED);
+		}
+		progs[i] = c.p;
+		if (c.p && h->self)
+			rv_prog_run_local(c.p);
+		else if (c.p)
+			ts[i] = h->tracee;
+	}
+	if (r >= 0)
+		rv_tracees_run(ts, progs, n, runs);
+	for (size_t i = 0; i < n; i++) {
+		struct rv_holder *h = hs[i];
+		long e = 0;
+
+		if (r < 0 || !progs[i])
+			goto next;
+		if (ts[i] && runs[i] == -ESRCH)
+			goto next; /* it died: it holds nothing */
+		if (ts[i] && runs[i] < 0) {
+			e = runs[i];
+			snprintf(h->pub.reason, sizeof(h->pub.reason), "%s", rv_tracee_why(ts[i]));
+		} else if (progs[i]->failed >= 0)
+			e = rv_prog_result(progs[i], progs[i]->failed, NULL);
+		if (e < 0) {
+			for (size_t j = 0; j < h->pub.nrefs; j++)
+				if (h->pub.refs[j].state == REVOKE_STATE_FOUND &&
+				    h->pub.refs[j].type == REVOKE_REF_URING) {
+					h->pub.refs[j].state = REVOKE_STATE_FAILED;
+					h->pub.refs[j].error = (int)-e;
+				}
+			refused++;
+		}
+	next:
+		rv_prog_free(progs[i]);
+	}
+	return r < 0 ? r : refused;
+}
+
 int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
 		   const struct rv_cut_hooks *hooks, int *ret)
 {
@@ -602,10 +807,12 @@ int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
 	_cleanup_free_ size_t *to = calloc(n ? n : 1, sizeof(*to));
 	_cleanup_free_ int *runs = calloc(n ? n : 1, sizeof(*runs));
 	_cleanup_free_ int *first = calloc(n ? n : 1, sizeof(*first));
+	_cleanup_free_ struct rv_room *rooms = calloc(n ? n : 1, sizeof(*rooms));
 	int **ops = calloc(n ? n : 1, sizeof(*ops));
 	bool more = true, refused = false;
+	int commit_r = 0;
 
-	if (!progs || !ts || !from || !to || !runs || !first || !ops || !dcs) {
+	if (!progs || !ts || !from || !to || !runs || !first || !ops || !dcs || !rooms) {
 		free(ops);
 		return -ENOMEM;
 	}
@@ -617,6 +824,23 @@ int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
 			free(ops);
 			return -ENOMEM;
 		}
+	}
+	/* Before anything is placed or changed: rings that refuse our thread. */
+	{
+		int r = probe_rings(hs, n);
+
+		if (r < 0) {
+			for (size_t i = 0; i < n; i++)
+				free(ops[i]);
+			free(ops);
+			return r;
+		}
+		refused = r > 0 && (flags & RV_CUT_ALL_OR_NOTHING);
+		for (size_t i = 0; i < n && r > 0; i++)
+			for (size_t j = 0; j < hs[i]->pub.nrefs; j++)
+				if (hs[i]->pub.refs[j].state == REVOKE_STATE_FAILED &&
+				    first[i] == 0)
+					first[i] = -hs[i]->pub.refs[j].error;
 	}
 	/* Rounds: a holder with more refs than one program holds runs several. */
 	for (int round = 0; more && !refused; round++) {
@@ -632,9 +856,18 @@ int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
 			if (from[i] >= h->pub.nrefs || first[i] < 0 || (!h->self && !h->tracee))
 				continue;
 			r = build(h, hooks ? hooks->dead_dir : NULL, from[i], &progs[i], &to[i],
-				  ops[i]);
+				  ops[i], &rooms[i]);
 			if (r < 0) {
 				first[i] = r;
+				refused = refused || (flags & RV_CUT_ALL_OR_NOTHING);
+				continue;
+			}
+			r = make_room(h, progs[i], &rooms[i], h->pub.reason, sizeof(h->pub.reason));
+			if (r < 0) {
+				/* Nothing of it changed: refused like a program
+				 * that cannot be placed. */
+				outcomes(h, from[i], to[i], progs[i], ops[i], r, &first[i]);
+				rv_prog_free(TAKE_PTR(progs[i]));
 				refused = refused || (flags & RV_CUT_ALL_OR_NOTHING);
 				continue;
 			}
@@ -659,10 +892,21 @@ int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
 				 rv_tracee_why(hs[i]->tracee));
 			refused = refused || (flags & RV_CUT_ALL_OR_NOTHING);
 		}
+		if (!refused && round == 0 && hooks && hooks->commit) {
+			uint64_t finish = 0;
+
+			commit_r = hooks->commit(hooks->arg, &finish);
+			refused = commit_r < 0;
+			for (size_t i = 0; !refused && i < n; i++)
+				if (hs[i]->tracee)
+					rv_tracee_extend_deadline(hs[i]->tracee, finish);
+		}
 		if (refused && round == 0) {
 			rv_tracees_unprepare(ts, n);
-			for (size_t i = 0; i < n; i++)
+			for (size_t i = 0; i < n; i++) {
+				unmake_room(hs[i], &rooms[i]);
 				rv_prog_free(progs[i]);
+			}
 			break;
 		}
 		for (size_t i = 0; i < n; i++) {
@@ -685,6 +929,10 @@ int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
 		rv_tracees_run(ts, NULL, n, runs);
 		for (size_t i = 0; i < n; i++) {
 			struct rv_holder *h = hs[i];
+
+			/* The program put the hard limit back at its end; if it
+			 * did not get there, we do. */
+			unmake_room(h, &rooms[i]);
 
 			if (ts[i]) {
 				outcomes(h, from[i], to[i], progs[i], ops[i], runs[i], &first[i]);
@@ -709,7 +957,7 @@ int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
 		free(ops[i]);
 	}
 	free(ops);
-	return refused ? -EBUSY : 0;
+	return commit_r < 0 ? commit_r : refused ? -EBUSY : 0;
 }
 
 int rv_cut_holder(struct rv_holder *h, struct rv_tracee *t)
@@ -721,6 +969,65 @@ int rv_cut_holder(struct rv_holder *h, struct rv_tracee *t)
 	h->tracee = t;
 	q = rv_cut_holders(&h, 1, 0, NULL, &r);
 	return q < 0 ? q : r;
+}
+
+/* Whether REF of PID is cut, as /proc shows it now: a descriptor or a
+ * mapping of the dead file, a cwd or root that left the target. */
+static bool ref_is_cut(pid_t pid, const struct revoke_ref *ref)
+{
+	static const char dead[] = "/memfd:" RV_DEAD_NAME " (deleted)";
+	char path[96], buf[sizeof(dead) + 1];
+	ssize_t n;
+
+	switch (ref->type) {
+	case REVOKE_REF_FD:
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, ref->fd);
+		n = readlink(path, buf, sizeof(buf));
+		return n == (ssize_t)sizeof(dead) - 1 && memcmp(buf, dead, (size_t)n) == 0;
+	case REVOKE_REF_MAP: {
+		char line[512];
+		bool cut = false;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+		f = fopen(path, "re");
+		if (!f)
+			return false;
+		while (!cut && fgets(line, sizeof(line), f)) {
+			struct rv_maps_entry e;
+
+			line[strcspn(line, "\n")] = 0;
+			cut = rv_parse_maps_line(line, &e) == 0 && e.start == ref->start &&
+			      e.path && strcmp(e.path, dead) == 0;
+		}
+		fclose(f);
+		return cut;
+	}
+	default:
+		return false; /* nothing in /proc tells */
+	}
+}
+
+size_t rv_cut_verify(struct rv_holder *h, uint64_t deadline)
+{
+	size_t left;
+
+	for (unsigned int n = 0;;) {
+		left = 0;
+		for (size_t i = 0; i < h->pub.nrefs; i++) {
+			struct revoke_ref *ref = &h->pub.refs[i];
+
+			if (ref->state != REVOKE_STATE_FAILED || ref->error != ETIMEDOUT)
+				continue;
+			if (ref_is_cut(h->pub.pid, ref)) {
+				ref->state = REVOKE_STATE_CUT;
+				ref->error = 0;
+			} else
+				left++;
+		}
+		if (!left || !rv_ptrace_backoff(&n, deadline))
+			return left;
+	}
 }
 
 bool rv_is_dead_fd(int fd)

@@ -71,6 +71,9 @@ struct rv_run {
 	pid_t busy; /* with which process, or 0 */
 	bool done;  /* the worker finished: result and report are set */
 	bool gone;  /* the caller stopped waiting: the worker frees everything */
+	/* Past the point of no return (commit()): the caller waits for the
+	 * worker to finish, whatever the time. */
+	bool committed;
 	int result;
 	struct revoke_report *report;
 	bool want_report;
@@ -101,6 +104,41 @@ static void fail_at(struct rv_run *run, int phase, pid_t pid, const char *detail
 	run->failed_phase = phase;
 	run->failed_pid = pid;
 	snprintf(run->failed_detail, sizeof(run->failed_detail), "%s", detail ? detail : "");
+}
+
+/*
+ * The point of no return, just before the first change to any holder (or
+ * file, or mount): every check that can refuse was made. From here the call
+ * finishes everything it planned and the caller waits for it, however late;
+ * each wait stays bounded (RV_FINISH_NS). Before it, a timeout or a caller
+ * that stopped waiting refuses the call with nothing changed. Returns the
+ * finishing deadline in *RET_FINISH.
+ */
+static int commit(struct rv_run *run, uint64_t *ret_finish)
+{
+	uint64_t now = rv_now_ns();
+	int r = 0;
+
+	pthread_mutex_lock(&run->mu);
+	if (run->gone)
+		r = -ECANCELED;
+	else if (now > rv_budget_deadline(&run->budget, RV_PH_COMMIT))
+		r = -ETIMEDOUT;
+	else
+		run->committed = true;
+	pthread_mutex_unlock(&run->mu);
+	if (r == -ETIMEDOUT)
+		fail_at(run, RV_PH_CUT, 0, "too little time left to cut: nothing was changed");
+	if (r < 0)
+		return r;
+	if (ret_finish)
+		*ret_finish = now + RV_FINISH_NS;
+	return 0;
+}
+
+static int commit_hook(void *arg, uint64_t *ret_finish)
+{
+	return commit(arg, ret_finish);
 }
 
 /* ---- classifying references ------------------------------------------- */
@@ -169,7 +207,10 @@ static bool cuttable(const struct rv_run *run, struct rv_holder *h, const struct
 		h->dead_dir_how =
 		    h->self ? RV_DEAD_DIR_PATH : rv_dead_dir_how(h->pub.pid, chroot, &why);
 		if (h->dead_dir_how < 0) {
-			*ret_error = -h->dead_dir_how == ESRCH ? ESRCH : EOPNOTSUPP;
+			/* No status: it exited (and holds nothing any more). */
+			*ret_error = -h->dead_dir_how == ESRCH || -h->dead_dir_how == ENOENT
+					 ? ESRCH
+					 : EOPNOTSUPP;
 			h->dead_dir_how = RV_DEAD_DIR_NONE;
 			if (why && !h->pub.reason[0])
 				snprintf(h->pub.reason, sizeof(h->pub.reason), "%s", why);
@@ -224,8 +265,16 @@ static size_t classify_holder(const struct rv_run *run, struct rv_holder *h, boo
 			continue;
 		if (shares_kept_description(run, h, ref))
 			ref->state = REVOKE_STATE_KEPT;
-		else if (!native && !cuttable(run, h, ref, &error))
+		else if (!native && !cuttable(run, h, ref, &error)) {
+			if (error == ESRCH && !h->tracee) {
+				/* It exited since the scan: a process that is gone
+				 * holds nothing, which refuses nothing. */
+				h->pub.reason[0] = 0;
+				rv_holder_clear(h);
+				return 0;
+			}
 			unreachable_ref(ref, error, &unreachable);
+		}
 	}
 	if (!native)
 		mark_code(run, h, &unreachable);
@@ -625,7 +674,9 @@ static int cut_all(struct rv_run *run, size_t *ret_failed)
 	_cleanup_free_ struct rv_holder **hs = calloc(run->holders.n + 1, sizeof(*hs));
 	_cleanup_free_ int *rets = calloc(run->holders.n + 1, sizeof(*rets));
 	struct rv_cut_hooks hooks = {.done = cut_done,
-				     .dead_dir = run->dead_dir.fd >= 0 ? &run->dead_dir : NULL};
+				     .dead_dir = run->dead_dir.fd >= 0 ? &run->dead_dir : NULL,
+				     .commit = commit_hook,
+				     .arg = run};
 	struct rv_wake **wakes;
 	size_t failed = 0, n = 0;
 	bool any_tty = false;
@@ -653,8 +704,9 @@ static int cut_all(struct rv_run *run, size_t *ret_failed)
 		hs[k]->wake = wakes[k];
 	}
 	/* Each holder goes on the moment its cut is over, unless a terminal is
-	 * to be hung up first (everyone stays stopped until then). */
-	hooks.release = !any_tty;
+	 * to be hung up first or the mount to be unmounted (everyone stays
+	 * stopped until then). */
+	hooks.release = !any_tty && !(run->req.flags & REVOKE_UMOUNT);
 	r = rv_cut_holders(hs, n, flags, &hooks, rets);
 	for (size_t k = 0; wakes && k < n; k++) {
 		rv_wake_free(hs[k]->wake); /* those not applied */
@@ -901,6 +953,11 @@ static int run_native(struct rv_run *run)
 		return -EBUSY;
 	}
 	set_phase(run, RV_PH_CUT, 0);
+	r = commit(run, NULL);
+	if (r < 0) {
+		mark_all(run, REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED, 0);
+		return r;
+	}
 	for (size_t t = 0; t < run->ntargets && r >= 0; t++)
 		r = run->req.fd >= 0 ? rv_native_frevoke(run->req.fd)
 				     : native_revoke_target(run, t);
@@ -939,6 +996,22 @@ static int unmount_all(struct rv_run *run, int cut, bool native)
 				 h->pub.pid, h->pub.comm);
 			fail_at(run, RV_PH_UMOUNT, h->pub.pid, d);
 		}
+		/* Whoever holds it now and was no holder we knew (a process
+		 * that walked into the mount by its path meanwhile) is in the
+		 * report, not cut. */
+		for (size_t i = 0; i < still.n; i++) {
+			struct rv_holder *n;
+
+			if (!still.v[i].pub.nrefs || still.v[i].uninspected ||
+			    rv_holders_find(&run->holders, still.v[i].pub.pid))
+				continue;
+			n = rv_holders_move_in(&run->holders, &still.v[i]);
+			if (!n)
+				break;
+			holder_mark(n, REVOKE_STATE_FOUND, REVOKE_STATE_FAILED, EBUSY);
+			snprintf(n->pub.reason, sizeof(n->pub.reason),
+				 "reached the mount while the holders were being cut");
+		}
 	}
 	fail_at(run, RV_PH_UMOUNT, 0, detail);
 	rv_holders_free(&still);
@@ -976,6 +1049,11 @@ static int run_native_umount(struct rv_run *run)
 	if ((refused || count_uninspected(run)) && !(run->req.flags & REVOKE_BEST_EFFORT)) {
 		mark_all(run, REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED, 0);
 		return -EBUSY;
+	}
+	r = commit(run, NULL);
+	if (r < 0) {
+		mark_all(run, REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED, 0);
+		return r;
 	}
 	r = unmount_all(run, 0, true);
 	/* Everything on a mount that went is cut; the rest stays (the kernel
@@ -1030,8 +1108,45 @@ static int refuse(struct rv_run *run)
 	return -EBUSY;
 }
 
+/*
+ * Holders whose program outlived its (finishing) wait go on with it by
+ * themselves: the report says what they did, as /proc shows it a moment
+ * later, not a guess. Returns how many such holders are now seen fully cut.
+ */
+static size_t verify_unfinished(struct rv_run *run)
+{
+	uint64_t deadline = rv_now_ns() + RV_VERIFY_NS;
+	size_t done = 0;
+
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+		bool unfinished = false;
+
+		for (size_t j = 0; j < h->pub.nrefs; j++)
+			unfinished |= h->pub.refs[j].state == REVOKE_STATE_FAILED &&
+				      h->pub.refs[j].error == ETIMEDOUT;
+		if (!unfinished || h->pub.error)
+			continue;
+		if (rv_cut_verify(h, deadline) == 0) {
+			done++;
+			h->pub.reason[0] = 0;
+		} else
+			snprintf(h->pub.reason, sizeof(h->pub.reason),
+				 "its cut had not ended when the call did: it finishes it alone");
+	}
+	return done;
+}
+
+/* Whether the cut went far enough for REVOKE_UMOUNT to unmount: all of it,
+ * or what best effort could reach while nothing else failed. */
+static bool unmount_ok(const struct rv_run *run, bool some_not_cut)
+{
+	return !some_not_cut || ((run->req.flags & REVOKE_BEST_EFFORT) && !run->failed_phase);
+}
+
 static int run_ptrace(struct rv_run *run)
 {
+	bool umount = run->req.flags & REVOKE_UMOUNT;
 	bool best_effort = run->req.flags & REVOKE_BEST_EFFORT;
 	size_t unreachable, uninspected, not_stopped = 0, not_cut = 0;
 	int r;
@@ -1070,15 +1185,34 @@ static int run_ptrace(struct rv_run *run)
 	r = cut_all(run, &not_cut);
 	if (r == -EBUSY)
 		return refuse(run);
+	if (r == -ETIMEDOUT || r == -ECANCELED) {
+		/* Refused at the point of no return: nothing was changed. */
+		release_all(run);
+		rv_dead_dir_remove(&run->dead_dir);
+		mark_all(run, REVOKE_STATE_FOUND, REVOKE_STATE_SKIPPED, 0);
+		return r;
+	}
+	/* An unmount goes while the holders are still stopped: released, one
+	 * that loops would walk back into the mount by its path (a cwd is
+	 * inherited by every child it forks) before the unmount. */
+	if (r >= 0 && umount && unmount_ok(run, unreachable || not_stopped || not_cut)) {
+		r = unmount_all(run, unreachable || not_stopped || not_cut ? -EBUSY : 0, false);
+		umount = false;
+	}
 	set_phase(run, RV_PH_RELEASE, 0);
 	release_all(run);
+	not_cut -= verify_unfinished(run);
 	/* Every holder that was to move is in it, or never will be. */
 	rv_dead_dir_remove(&run->dead_dir);
 	if (r < 0)
 		return r;
 	/* With REVOKE_BEST_EFFORT, processes that could not be looked at are
 	 * reported (state uninspected), not a failure: nothing known was left. */
-	return unreachable || not_stopped || not_cut ? -EBUSY : 0;
+	r = unreachable || not_stopped || not_cut ? -EBUSY : 0;
+	/* Holders that finished their cut alone (verify_unfinished). */
+	if (umount && unmount_ok(run, r < 0))
+		r = unmount_all(run, r, false);
+	return r;
 }
 
 /* Copies of a mount in other namespaces: the kernel's forced unmount takes
@@ -1301,11 +1435,7 @@ static int work(struct rv_run *run)
 		return run_native_umount(run);
 	if (native)
 		return run_native(run);
-	r = run_ptrace(run);
-	if ((req->flags & REVOKE_UMOUNT) &&
-	    (r == 0 || (r == -EBUSY && (req->flags & REVOKE_BEST_EFFORT) && !run->failed_phase)))
-		r = unmount_all(run, r, false);
-	return r;
+	return run_ptrace(run);
 }
 
 static void run_free(struct rv_run *run)
@@ -1436,9 +1566,16 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
 	until = (struct timespec){.tv_sec = (time_t)(end / 1000000000u),
 				  .tv_nsec = (long)(end % 1000000000u)};
 	pthread_mutex_lock(&run->mu);
-	while (!run->done)
-		if (pthread_cond_timedwait(&run->cv, &run->mu, &until) == ETIMEDOUT)
+	while (!run->done) {
+		/* Past the point of no return the worker finishes what it began
+		 * (each of its waits bounded): leaving now would let the caller
+		 * exit and end it between two holders. */
+		if (run->committed)
+			pthread_cond_wait(&run->cv, &run->mu);
+		else if (pthread_cond_timedwait(&run->cv, &run->mu, &until) == ETIMEDOUT &&
+			 !run->committed)
 			break;
+	}
 	if (!run->done) {
 		/* Stuck in the kernel (a lookup on a hung server): the thread
 		 * finishes whenever it can, changes nothing more, and frees

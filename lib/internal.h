@@ -391,6 +391,10 @@ void rv_tracees_release(struct rv_tracee **ts, size_t n);
 int rv_tracee_release(struct rv_tracee *t);
 
 struct rv_regs;
+/* Bound T's waits by DEADLINE_NS at the earliest from now on (the point
+ * of no return: what was planned is finished). */
+void rv_tracee_extend_deadline(struct rv_tracee *t, uint64_t deadline_ns);
+
 /* Time this tracee has been stopped so far. */
 uint64_t rv_tracee_stopped_ns(const struct rv_tracee *t);
 
@@ -431,7 +435,8 @@ int rv_cut_holder(struct rv_holder *h, struct rv_tracee *t);
  * hs[i] (-ESRCH: it died meanwhile). Returns 0, -ENOMEM before anything was
  * cut, or with RV_CUT_ALL_OR_NOTHING -EBUSY when some holder's program could
  * not be placed: then nothing ran anywhere (that holder's refs FAILED with
- * its reason, the others' still FOUND).
+ * its reason, the others' still FOUND), or the error of hooks->commit
+ * (nothing ran, every ref still FOUND).
  */
 #define RV_CUT_ALL_OR_NOTHING 1u
 struct rv_cut_hooks {
@@ -443,9 +448,21 @@ struct rv_cut_hooks {
 	bool release;
 	/* Where cwd and root refs are moved (REVOKE_MOUNT); NULL if none. */
 	const struct rv_dead_dir *dead_dir;
+	/* The point of no return: called once every program is placed and
+	 * every check passed, before the first one runs. -errno refuses the
+	 * cut with nothing changed (the programs taken out again); 0 commits:
+	 * every planned program then runs, each wait bounded by at least
+	 * *DEADLINE_NS (set by commit) however late it is. */
+	int (*commit)(void *arg, uint64_t *deadline_ns);
 };
 int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
 		   const struct rv_cut_hooks *hooks, int *ret);
+
+/* A holder whose program outlived its wait (refs FAILED with ETIMEDOUT)
+ * finishes it by itself: look, until DEADLINE, at what /proc shows of those
+ * refs, and mark the ones found cut CUT. Returns how many are still not
+ * seen cut (a ref /proc cannot tell about stays as it was). */
+size_t rv_cut_verify(struct rv_holder *h, uint64_t deadline);
 
 /* The dead descriptor: an O_PATH descriptor of a memfd of this name, made
  * in each holder for its own use; its mappings are replaced by mappings of

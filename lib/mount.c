@@ -754,6 +754,11 @@ int rv_dead_dir_how(pid_t pid, bool need_chroot, const char **why)
 	if (same_link(pid, "pid") &&
 	    ((st.have_cap_eff && (st.cap_eff >> CAP_SYS_PTRACE & 1)) || st.ruid == getuid()))
 		return RV_DEAD_DIR_PIDFD;
+	/* A process on its way out has lost its namespaces and root first
+	 * (and its cwd with them): gone, not elsewhere. */
+	r = rv_proc_status_of(pid, &st);
+	if (r < 0 || st.state == 'Z' || st.state == 'X')
+		return -ESRCH;
 	*why = "it sees another file tree (chroot or mount namespace) and may not take a "
 	       "descriptor from us";
 	return -EOPNOTSUPP;

@@ -218,6 +218,37 @@ static bool holds_target(const struct revoke_report *rep, const struct revoke_ho
 	return false;
 }
 
+static const char *plural(size_t n, const char *one, const char *more)
+{
+	return n == 1 ? one : more;
+}
+
+static bool ref_said_bad(const struct revoke_ref *r)
+{
+	return r->state == REVOKE_STATE_FAILED || r->state == REVOKE_STATE_UNREACHABLE;
+}
+
+/* Refs K and J of H failed for the same reason, on the same path. */
+static bool same_failure(const struct revoke_report *rep, const struct revoke_holder *h, size_t k,
+			 size_t j)
+{
+	const struct revoke_ref *a = revoke_report_ref(rep, h, k),
+				*b = revoke_report_ref(rep, h, j);
+
+	return ref_said_bad(a) && ref_said_bad(b) && a->target == b->target &&
+	       a->state == b->state && a->error == b->error &&
+	       strcmp(ref_error_string(h, a), ref_error_string(h, b)) == 0;
+}
+
+/* An earlier ref of H said ref K's failure already. */
+static bool said_before(const struct revoke_report *rep, const struct revoke_holder *h, size_t k)
+{
+	for (size_t j = 0; j < k; j++)
+		if (same_failure(rep, h, j, k))
+			return true;
+	return false;
+}
+
 /* One message per holder that could not be stopped (per path it holds),
  * and per reference that could not be cut. Returns whether one of them
  * said that the call timed out. */
@@ -267,12 +298,25 @@ static bool report_holders(const struct revoke_report *rep, int err)
 		}
 		for (size_t k = 0; k < h->nrefs; k++) {
 			const struct revoke_ref *r = revoke_report_ref(rep, h, k);
+			const char *why = ref_error_string(h, r);
+			size_t same = 0;
 
-			if (r->state != REVOKE_STATE_FAILED && r->state != REVOKE_STATE_UNREACHABLE)
+			if (!ref_said_bad(r) || said_before(rep, h, k))
 				continue;
-			warnx_("%s: pid %d (%s): %s: not cut: %s", target_path(rep, r->target),
-			       (int)h->pid, comm, ref_describe(r, what, sizeof(what)),
-			       *ref_error_string(h, r) ? ref_error_string(h, r) : "unknown reason");
+			/* One line per reason: a full table of 1000 descriptors
+			 * that could not be cut for one reason is one line. */
+			for (size_t j = k + 1; j < h->nrefs; j++)
+				same += same_failure(rep, h, k, j);
+			ref_describe(r, what, sizeof(what));
+			if (same)
+				warnx_("%s: pid %d (%s): %s and %zu more %s: not cut: %s",
+				       target_path(rep, r->target), (int)h->pid, comm, what, same,
+				       plural(same, "reference", "references"),
+				       *why ? why : "unknown reason");
+			else
+				warnx_("%s: pid %d (%s): %s: not cut: %s",
+				       target_path(rep, r->target), (int)h->pid, comm, what,
+				       *why ? why : "unknown reason");
 		}
 	}
 	free(order);
@@ -303,11 +347,6 @@ static struct counts count_refs(const struct revoke_report *rep, size_t t)
 		}
 	}
 	return c;
-}
-
-static const char *plural(size_t n, const char *one, const char *more)
-{
-	return n == 1 ? one : more;
 }
 
 /* The verdict on one path. ANY_BAD: some path has references not cut. */
