@@ -58,6 +58,11 @@ struct rv_run {
 	int engine;
 	struct rv_bpf *bpf; /* the BPF scanner, loaded once for every scan */
 	int lock_fd;
+	/* For whom: the caller's uid, or the helper's client's. Its own calls
+	 * and root's are believed (lock.c): calls_fd registers this one. */
+	uid_t requester;
+	int calls_fd;
+	struct rv_calls calls;
 
 	/* Where it failed, for the report. */
 	int failed_phase;
@@ -329,6 +334,66 @@ static void scan_opts(struct rv_run *run, int phase, struct rv_scan_opts *o)
 	};
 }
 
+/* ---- other revoke calls ------------------------------------------------ */
+
+/*
+ * What other revoke calls hold only for their call (lock.c): their O_PATH
+ * lookups of a target, and descriptors in flight to the helper, are no
+ * holders' and are neither cut nor counted, so that concurrent revokes of
+ * one file never fail each other. Such a process that holds a target in any
+ * other way is not stopped (it may be stopping others: two that stop each
+ * other never run again): the call is refused, naming it. Looks at the
+ * holders from FROM on.
+ */
+static void drop_revoke_calls(struct rv_run *run, size_t from)
+{
+	struct rv_scan_opts so;
+
+	if (from >= run->holders.n || rv_calls_of(run->requester, &run->calls) < 0 || !run->calls.n)
+		return;
+	scan_opts(run, RV_PH_SCAN, &so);
+	for (size_t i = from; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+		size_t k = 0;
+
+		if (h->uninspected || h->other_user || h->tracee ||
+		    !rv_calls_has(&run->calls, h->pub.pid))
+			continue;
+		/* The first scan may have left the descriptors' flags unread. */
+		if (!h->self && rv_scan_pid(run->targets, run->ntargets, &so, h) == -ESRCH) {
+			rv_holder_clear(h);
+			continue;
+		}
+		for (size_t j = 0; j < h->pub.nrefs; j++) {
+			const struct revoke_ref *ref = &h->pub.refs[j];
+
+			if ((ref->type == REVOKE_REF_FD && (ref->open_flags & O_PATH)) ||
+			    ref->type == REVOKE_REF_INFLIGHT)
+				continue;
+			h->pub.refs[k++] = *ref;
+		}
+		h->pub.nrefs = k;
+		if (h->self || k == 0)
+			continue;
+		h->pub.error = EBUSY;
+		snprintf(h->pub.reason, sizeof(h->pub.reason),
+			 "pid %d is inside a revoke call of its own: not stopped", (int)h->pub.pid);
+	}
+}
+
+/* Holders refused before anyone was stopped (drop_revoke_calls). */
+static size_t count_refused(const struct rv_run *run)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < run->holders.n; i++) {
+		const struct rv_holder *h = &run->holders.v[i];
+
+		n += h->pub.error && h->pub.nrefs && !h->tracee && !h->uninspected;
+	}
+	return n;
+}
+
 /* ---- stopping ---------------------------------------------------------- */
 
 /* The process and detail in a stop failure's reason ("thread 123 would not
@@ -373,7 +438,9 @@ static size_t stop_all(struct rv_run *run)
 	for (size_t i = 0; reqs && idx && i < run->holders.n; i++) {
 		struct rv_holder *h = &run->holders.v[i];
 
-		if (h->self || h->tracee || h->pub.error || h->uninspected || only_kept(run, h))
+		/* No refs: it exited, or holds only what is no holder's. */
+		if (h->self || h->tracee || h->pub.error || h->uninspected || only_kept(run, h) ||
+		    !h->pub.nrefs)
 			continue;
 		/* What the scan read moments ago; a change since (a tracer came,
 		 * a vfork began) shows at the seize or the wait, as it would
@@ -397,7 +464,7 @@ static size_t stop_all(struct rv_run *run)
 			struct rv_holder *h = &run->holders.v[i];
 
 			if (h->self || h->tracee || h->pub.error || h->uninspected ||
-			    only_kept(run, h))
+			    only_kept(run, h) || !h->pub.nrefs)
 				continue;
 			h->pub.error = -r;
 			failed++;
@@ -460,13 +527,17 @@ static int merge_scan(struct rv_run *run, struct rv_holders *fresh, size_t *ret_
 		h = rv_holders_move_in(&run->holders, &fresh->v[j]);
 		if (!h)
 			return -ENOMEM;
-		if (!h->uninspected)
-			added++;
 		/* The rescan leaves pidfds to us (RV_SCAN_NO_PIDFD): only a new
 		 * holder needs one. One that exited is found so by its stop. */
 		if (h->pidfd < 0 && !h->self && !h->uninspected)
 			(void)rv_holder_pidfd(h->pub.pid, &h->pidfd, &pidfd_max);
 	}
+	/* New holders that are other revoke calls hold nothing of ours, or
+	 * are refused without a stop: neither is one to stop next round. */
+	drop_revoke_calls(run, n);
+	for (size_t i = n; i < run->holders.n; i++)
+		added += !run->holders.v[i].uninspected && !run->holders.v[i].pub.error &&
+			 run->holders.v[i].pub.nrefs;
 	*ret_added = added;
 	return 0;
 }
@@ -1152,7 +1223,7 @@ static int run_ptrace(struct rv_run *run)
 	int r;
 
 	run->engine = REVOKE_ENGINE_PTRACE;
-	unreachable = classify_all(run, false);
+	unreachable = classify_all(run, false) + count_refused(run);
 	uninspected = count_uninspected(run);
 	/* Nothing stopped yet: refusing now touches nobody. */
 	if ((unreachable || uninspected) && !best_effort)
@@ -1165,7 +1236,7 @@ static int run_ptrace(struct rv_run *run)
 		return r;
 	}
 	/* The rescans replaced refs of stopped holders: classify them again. */
-	unreachable = classify_all(run, false);
+	unreachable = classify_all(run, false) + count_refused(run);
 	uninspected = count_uninspected(run);
 	if ((unreachable || not_stopped || uninspected) && !best_effort)
 		return refuse(run);
@@ -1239,17 +1310,26 @@ static bool native_wanted(const struct rv_request *req)
 /* One userspace revoke (or unmount) at a time per user (lock.c). */
 static int take_lock(struct rv_run *run)
 {
+	uint64_t waited = 0;
 	pid_t owner = 0;
 
 	set_phase(run, RV_PH_LOCK, 0);
-	run->lock_fd = rv_engine_lock(rv_budget_deadline(&run->budget, RV_PH_LOCK), &owner);
+	run->lock_fd = rv_engine_lock(run->requester, rv_budget_deadline(&run->budget, RV_PH_LOCK),
+				      &owner, &waited);
 	if (run->lock_fd == -ETIMEDOUT) {
-		char detail[64] = "";
+		struct rv_proc_status st;
+		char detail[128];
 
 		run->lock_fd = -1;
-		if (owner > 0)
-			snprintf(detail, sizeof(detail), "another revoke by this user, pid %d",
-				 owner);
+		/* Whose and how long, as it was: the bound is the lock's share
+		 * of the timeout, not the timeout. */
+		if (owner > 0 && rv_proc_status_of(owner, &st) == 0)
+			snprintf(detail, sizeof(detail),
+				 "%.1f s for another revoke by uid %u (pid %d)",
+				 (double)waited / 1e9, (unsigned)st.ruid, (int)owner);
+		else
+			snprintf(detail, sizeof(detail), "%.1f s for another revoke",
+				 (double)waited / 1e9);
 		fail_at(run, RV_PH_LOCK, owner, detail);
 		return -ETIMEDOUT;
 	}
@@ -1315,6 +1395,7 @@ static int scan_holders(struct rv_run *run, bool ptrace_cut)
 	if (r < 0)
 		return r;
 	run->discovery = r;
+	drop_revoke_calls(run, 0);
 	return abandoned(run) ? -ECANCELED : 0;
 }
 
@@ -1453,6 +1534,8 @@ static void run_free(struct rv_run *run)
 	safe_close(run->req.ns_cwd_fd);
 	revoke_report_free(run->report);
 	safe_close(run->lock_fd);
+	safe_close(run->calls_fd);
+	free(run->calls.pids);
 	pthread_cond_destroy(&run->cv);
 	pthread_mutex_destroy(&run->mu);
 	free(run);
@@ -1543,6 +1626,9 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
 	run->want_report = ret_report != NULL;
 	run->lock_fd = -1;
 	run->dead_dir.fd = -1;
+	run->requester = req->for_client ? req->client_uid : geteuid();
+	/* Before any descriptor of a target exists. */
+	run->calls_fd = rv_calls_register();
 	run->req.ns_root_fd = run->req.ns_cwd_fd = -1;
 	run->budget = (struct rv_budget){.start_ns = rv_now_ns(),
 					 .timeout_ns = (uint64_t)req->timeout_ms * 1000000u};

@@ -175,6 +175,44 @@ static void drop_own_lookups(struct revoke_report *rep, const int *fds, size_t n
 	}
 }
 
+struct rv_file_id {
+	uint64_t dev, ino;
+};
+
+/*
+ * The paths looked up here, with the caller's own permissions (EACCES,
+ * ENOENT... are the caller's), bounded as the engine's are: FDS[i], and the
+ * numbers in RET_SENT. Without RET_SENT, a lookup again for a retry: the
+ * same files IDS recorded the first time, or -ESTALE.
+ */
+static int lookup(const struct rv_request *req, size_t n, uint64_t deadline, int *fds,
+		  struct rv_file_id *ids, int *ret_sent)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		struct stat st;
+
+		r = rv_open_bounded(
+		    req->paths[i],
+		    O_PATH | O_CLOEXEC | (req->flags & REVOKE_NOFOLLOW ? O_NOFOLLOW : 0), deadline);
+		fds[i] = r;
+		if (r >= 0 && fstat(r, &st) < 0)
+			r = negative_errno();
+		if (r < 0)
+			break;
+		if (ret_sent) {
+			ids[i] = (struct rv_file_id){st.st_dev, st.st_ino};
+			ret_sent[i] = fds[i];
+		} else if (ids[i].dev != st.st_dev || ids[i].ino != st.st_ino)
+			r = -ESTALE; /* another file took the name meanwhile */
+	}
+	if (r < 0)
+		for (size_t i = 0; i < n; i++)
+			fds[i] = safe_close(fds[i]);
+	return r < 0 ? r : 0;
+}
+
 int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_report)
 {
 	uint64_t deadline = rv_now_ns() + (uint64_t)req->timeout_ms * 1000000u;
@@ -183,38 +221,43 @@ int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_repor
 				   .timeout_ms = (uint32_t)req->timeout_ms,
 				   .nfds = (uint32_t)n,
 				   .keep = req->paths ? RV_HELPER_KEEP_NONE : 0};
-	int fds[RV_HELPER_MAX_FDS];
+	int fds[RV_HELPER_MAX_FDS], sent[RV_HELPER_MAX_FDS];
+	struct rv_file_id ids[RV_HELPER_MAX_FDS];
 	struct revoke_report *rep = NULL;
 	unsigned int backoff_ms = 20;
 	int r = 0, result = 0;
 	pid_t helper = 0;
+	/* Our lookups, here and in flight, are the call's own (lock.c): the
+	 * helper's engine neither cuts nor counts them, nor another's. */
+	_cleanup_close_ int calls = rv_calls_register();
 
 	if (n > RV_HELPER_MAX_FDS)
 		return -E2BIG;
 	if (req->flags & REVOKE_MOUNT)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
-		fds[i] = -1;
-	if (req->paths) {
-		/* Looked up here, with the caller's own permissions (EACCES,
-		 * ENOENT... are the caller's), bounded as the engine's are. */
-		for (size_t i = 0; i < n && r >= 0; i++) {
-			r = rv_open_bounded(req->paths[i],
-					    O_PATH | O_CLOEXEC |
-						(req->flags & REVOKE_NOFOLLOW ? O_NOFOLLOW : 0),
-					    deadline);
-			fds[i] = r;
-		}
-	} else
-		fds[0] = req->fd;
+		fds[i] = sent[i] = -1;
+	if (req->paths)
+		r = lookup(req, n, deadline, fds, ids, sent);
+	else
+		fds[0] = sent[0] = req->fd;
 	for (; r >= 0;) {
-		_cleanup_close_ int sock = helper_connect(socket_path());
+		_cleanup_close_ int sock = -1;
 		struct ucred cred;
 		socklen_t clen = sizeof(cred);
 
-		r = sock;
+		/* Again after EAGAIN: the same files, or none. */
+		if (req->paths && fds[0] < 0)
+			r = lookup(req, n, deadline, fds, ids, NULL);
+		if (r >= 0)
+			r = sock = helper_connect(socket_path());
 		if (r >= 0)
 			r = send_request(sock, &hr, fds);
+		/* Sent: the helper has its own copies. Ours, kept while we
+		 * wait, would be holders to another request for the same file
+		 * where no registration (lock.c) says whose they are. */
+		for (size_t i = 0; req->paths && i < n; i++)
+			fds[i] = safe_close(fds[i]);
 		if (r >= 0 && getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
 			helper = cred.pid;
 		if (r >= 0)
@@ -231,13 +274,12 @@ int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_repor
 		backoff_ms = backoff_ms < 400 ? backoff_ms * 2 : 400;
 		r = 0;
 	}
-	if (req->paths)
-		for (size_t i = 0; i < n; i++)
-			safe_close(fds[i]);
+	for (size_t i = 0; req->paths && i < n; i++)
+		safe_close(fds[i]);
 	if (r < 0)
 		return r;
 	if (rep) {
-		drop_own_lookups(rep, fds, n, req->paths ? -1 : 0);
+		drop_own_lookups(rep, sent, n, req->paths ? -1 : 0);
 		if (!rep->helper_pid)
 			rep->helper_pid = helper;
 		/* Targets named as the caller named them, as the engine's own

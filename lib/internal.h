@@ -515,11 +515,26 @@ int rv_dead_dir_how(pid_t pid, bool need_chroot, const char **why);
 /* /proc/PID/status, parsed (mount.c). */
 int rv_proc_status_of(pid_t pid, struct rv_proc_status *ret);
 
-/* ---- one userspace revoke at a time per uid (lock.c) ------------------ */
+/* ---- revoke calls and each other (lock.c) ---------------------------- */
 
-/* The lock's fd (close it to unlock), -1 when no lock can be had here (go
- * on without), or -ETIMEDOUT (*RET_OWNER: a process holding it, or 0). */
-int rv_engine_lock(uint64_t deadline_ns, pid_t *ret_owner);
+/* One userspace revoke at a time per uid: FOR_UID's (the caller's own, or
+ * the helper's client's). The lock's fd (close it to unlock), -1 when no
+ * lock can be had here (go on without), or -ETIMEDOUT (*RET_OWNER: a process
+ * holding it, or 0; *RET_WAITED: how long this waited). */
+int rv_engine_lock(uid_t for_uid, uint64_t deadline_ns, pid_t *ret_owner, uint64_t *ret_waited);
+
+/* Registers the calling process as inside a revoke call until the returned
+ * fd is closed (-1: no registration can be had here). */
+int rv_calls_register(void);
+
+/* The processes inside a revoke call that UID's call believes (UID's own
+ * registrations and root's), sorted. */
+struct rv_calls {
+	pid_t *pids;
+	size_t n;
+};
+int rv_calls_of(uid_t uid, struct rv_calls *ret);
+bool rv_calls_has(const struct rv_calls *c, pid_t pid);
 
 /* ---- native syscalls (native.c) --------------------------------------- */
 

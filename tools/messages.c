@@ -155,7 +155,7 @@ static const struct {
 	bool detail;	/* failed_detail adds to it */
 } phases[] = {
     [REVOKE_PHASE_RESOLVE] = {"looking the paths up", NULL, false, true},
-    [REVOKE_PHASE_LOCK] = {"waiting for another revoke by this user", NULL, true, false},
+    [REVOKE_PHASE_LOCK] = {"waiting for another revoke", NULL, true, false},
     [REVOKE_PHASE_SCAN] = {"finding the holders", NULL, true, true},
     [REVOKE_PHASE_STOP] = {"stopping the holders", "stopping pid", false, true},
     [REVOKE_PHASE_CUT] = {"cutting the references", "cutting in pid", false, true},
@@ -171,6 +171,13 @@ const char *timeout_text(const struct revoke_report *rep, char *buf, size_t size
 	    REPORT_HAS(rep, timeout_ns) && rep->timeout_ns ? rep->timeout_ns : rep->elapsed_ns;
 	size_t n;
 
+	/* A lock's wait says whose, and how long it really waited (its share
+	 * of the bound, not the bound). */
+	if (ph == REVOKE_PHASE_LOCK && detail[0]) {
+		snprintf(buf, size, "timed out waiting %.*s", (int)sizeof(rep->failed_detail),
+			 detail);
+		return buf;
+	}
 	n = (size_t)snprintf(buf, size, "timed out after %.1f s", (double)bound / 1e9);
 	if (ph <= 0 || (size_t)ph >= ARRAY_SIZE(phases) || !phases[ph].doing || n >= size)
 		return buf;

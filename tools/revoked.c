@@ -436,7 +436,7 @@ int main(int argc, char **argv)
 	    {0},
 	};
 	const char *path = NULL;
-	int c, listen_fd, sig_fd, log_opts = LOG_PID | LOG_NDELAY;
+	int c, listen_fd, sig_fd, calls_fd, log_opts = LOG_PID | LOG_NDELAY;
 	unsigned int secs;
 	sigset_t mask, old_mask;
 
@@ -508,6 +508,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "revoked: signalfd: %m\n");
 		return 1;
 	}
+	/* Descriptors in flight to us are the clients' calls' own, not holders
+	 * (lib/lock.c): registered as a revoke call for as long as we live. */
+	calls_fd = rv_calls_register();
 	syslog(LOG_INFO,
 	       "listening (at most %u requests at once, %u per uid, %u per uid and second)",
 	       limits.max_running, limits.max_running_per_uid, limits.rate_per_uid);
@@ -589,6 +592,7 @@ int main(int argc, char **argv)
 	syslog(LOG_INFO, "stopping; %zu requests still running finish on their own", nchildren);
 	if (path)
 		(void)unlink(path);
+	safe_close(calls_fd);
 	return 0;
 bad:
 	fprintf(stderr, "revoked: invalid value '%s' for --%s\n", optarg,
