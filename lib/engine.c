@@ -1433,6 +1433,8 @@ static int work(struct rv_run *run)
 		fail_at(run, RV_PH_RESOLVE, 0, "");
 	if (r < 0)
 		return r;
+	if (run->calls_fd < 0 && req->fd >= 0)
+		run->calls_fd = rv_calls_register();
 	if (req->flags & REVOKE_MOUNT)
 		native = (req->flags & REVOKE_UMOUNT) && !list &&
 			 !(req->flags & REVOKE_ENGINE_USERSPACE) && rv_native_umount_available() &&
@@ -1627,8 +1629,10 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
 	run->lock_fd = -1;
 	run->dead_dir.fd = -1;
 	run->requester = req->for_client ? req->client_uid : geteuid();
-	/* Before any descriptor of a target exists. */
-	run->calls_fd = rv_calls_register();
+	/* Before any descriptor of a target exists; frevoke's descriptor
+	 * exists already, and must mean what it means now (work()): after it
+	 * is resolved. */
+	run->calls_fd = req->fd < 0 ? rv_calls_register() : -1;
 	run->req.ns_root_fd = run->req.ns_cwd_fd = -1;
 	run->budget = (struct rv_budget){.start_ns = rv_now_ns(),
 					 .timeout_ns = (uint64_t)req->timeout_ms * 1000000u};

@@ -175,37 +175,25 @@ static void drop_own_lookups(struct revoke_report *rep, const int *fds, size_t n
 	}
 }
 
-struct rv_file_id {
-	uint64_t dev, ino;
-};
-
 /*
  * The paths looked up here, with the caller's own permissions (EACCES,
- * ENOENT... are the caller's), bounded as the engine's are: FDS[i], and the
- * numbers in RET_SENT. Without RET_SENT, a lookup again for a retry: the
- * same files IDS recorded the first time, or -ESTALE.
+ * ENOENT... are the caller's), bounded as the engine's are: FDS[i], and their
+ * numbers in RET_SENT. A lookup again for a retry names whatever the paths
+ * name then, as a new call would (the helper checks the owner of what it is
+ * sent).
  */
 static int lookup(const struct rv_request *req, size_t n, uint64_t deadline, int *fds,
-		  struct rv_file_id *ids, int *ret_sent)
+		  int *ret_sent)
 {
 	int r = 0;
 
 	for (size_t i = 0; i < n && r >= 0; i++) {
-		struct stat st;
-
 		r = rv_open_bounded(
 		    req->paths[i],
 		    O_PATH | O_CLOEXEC | (req->flags & REVOKE_NOFOLLOW ? O_NOFOLLOW : 0), deadline);
 		fds[i] = r;
-		if (r >= 0 && fstat(r, &st) < 0)
-			r = negative_errno();
-		if (r < 0)
-			break;
-		if (ret_sent) {
-			ids[i] = (struct rv_file_id){st.st_dev, st.st_ino};
-			ret_sent[i] = fds[i];
-		} else if (ids[i].dev != st.st_dev || ids[i].ino != st.st_ino)
-			r = -ESTALE; /* another file took the name meanwhile */
+		if (r >= 0)
+			ret_sent[i] = r;
 	}
 	if (r < 0)
 		for (size_t i = 0; i < n; i++)
@@ -222,14 +210,15 @@ int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_repor
 				   .nfds = (uint32_t)n,
 				   .keep = req->paths ? RV_HELPER_KEEP_NONE : 0};
 	int fds[RV_HELPER_MAX_FDS], sent[RV_HELPER_MAX_FDS];
-	struct rv_file_id ids[RV_HELPER_MAX_FDS];
 	struct revoke_report *rep = NULL;
 	unsigned int backoff_ms = 20;
 	int r = 0, result = 0;
 	pid_t helper = 0;
 	/* Our lookups, here and in flight, are the call's own (lock.c): the
-	 * helper's engine neither cuts nor counts them, nor another's. */
-	_cleanup_close_ int calls = rv_calls_register();
+	 * helper's engine neither cuts nor counts them, nor another's. Not for
+	 * frevoke's descriptor, which is the caller's and must not be taken
+	 * over by a number we open before we send it. */
+	_cleanup_close_ int calls = req->paths ? rv_calls_register() : -1;
 
 	if (n > RV_HELPER_MAX_FDS)
 		return -E2BIG;
@@ -238,7 +227,7 @@ int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_repor
 	for (size_t i = 0; i < n; i++)
 		fds[i] = sent[i] = -1;
 	if (req->paths)
-		r = lookup(req, n, deadline, fds, ids, sent);
+		r = lookup(req, n, deadline, fds, sent);
 	else
 		fds[0] = sent[0] = req->fd;
 	for (; r >= 0;) {
@@ -246,9 +235,9 @@ int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_repor
 		struct ucred cred;
 		socklen_t clen = sizeof(cred);
 
-		/* Again after EAGAIN: the same files, or none. */
+		/* Again after EAGAIN. */
 		if (req->paths && fds[0] < 0)
-			r = lookup(req, n, deadline, fds, ids, NULL);
+			r = lookup(req, n, deadline, fds, sent);
 		if (r >= 0)
 			r = sock = helper_connect(socket_path());
 		if (r >= 0)
@@ -346,12 +335,19 @@ int rv_helper_or_engine(const struct rv_request *req, struct revoke_report **ret
 	rest = *req;
 	rest.timeout_ms -= (int)((rv_now_ns() - start) / 1000000u);
 	if (rest.timeout_ms <= 0) {
-		rh = -ETIMEDOUT;
+		/* No time left to ask it: the call timed out, with the
+		 * engine's report. */
+		r = -ETIMEDOUT;
 	} else {
 		struct revoke_report *hrep = NULL;
 
 		rh = rv_helper_run(&rest, &hrep);
-		if (!no_helper(rh)) {
+		if (rh == -E2BIG || rh == -EAGAIN) {
+			/* More files than one request carries, or a helper that
+			 * kept refusing (too many requests): the engine's own
+			 * report (who could not be inspected) stands. */
+			r = rh;
+		} else if (!no_helper(rh)) {
 			rv_report_destroy(rep);
 			rep = hrep;
 			r = rh;

@@ -39,6 +39,14 @@ static int default_timeout_ms(void)
 	return (int)v * 1000;
 }
 
+/* Whether NAME is set to something other than "" or "0". */
+static bool env_set(const char *name)
+{
+	const char *v = secure_getenv(name);
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
 /* Reads OPTS the way libbpf reads its option structs: a caller built against
  * an older, smaller struct is fine; a newer, larger one must have zeroes
  * beyond what this version knows. */
@@ -77,6 +85,14 @@ static int read_opts(const struct revoke_opts *opts, struct rv_request *req)
 		return -EINVAL;
 	if ((o.flags & REVOKE_HELPER) && (o.flags & (REVOKE_NO_HELPER | REVOKE_MOUNT)))
 		return -EINVAL;
+	/* The environment's choice where the caller made none (secure_getenv:
+	 * a set-uid program's user does not choose for it). */
+	if (!(o.flags & (REVOKE_HELPER | REVOKE_NO_HELPER | REVOKE_MOUNT))) {
+		if (env_set("REVOKE_NO_HELPER"))
+			o.flags |= REVOKE_NO_HELPER;
+		else if (env_set("REVOKE_HELPER"))
+			o.flags |= REVOKE_HELPER;
+	}
 
 	req->flags = o.flags;
 	req->timeout_ms = o.timeout_ms ? o.timeout_ms : default_timeout_ms();

@@ -115,7 +115,7 @@ others_R() {
 	local d=$tmp/others
 	if [ ! -x "$d/tools/revoke" ]; then
 		mkdir -p "$d/tools" "$d/lib" && cp "$R" "$d/tools/" &&
-			cp -P "${R%/tools/revoke}"/lib/librevoke.so* "$d/lib/" || return 1
+			cp -L "${R%/tools/revoke}/lib/librevoke.so.1" "$d/lib/" || return 1
 		chmod 755 "$tmp" "$d" "$d/tools" "$d/lib"
 	fi
 	RN=$d/tools/revoke

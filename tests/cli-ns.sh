@@ -9,7 +9,7 @@
 # Run by tests/run-tests with REVOKE_BUILDDIR set; prints one PASS/FAIL line per check.
 . "$(dirname "$0")/cli-common.bash"
 cli_runs ns
-others_R || { fail "$(basename "$0" .sh).others" "cannot copy the command for other users"; exit 0; }
+others_R || { fail "$(basename "$0" .sh | sed s/^cli-//).others" "cannot copy the command and its library for other users"; exit 0; }
 
 if [ "$(id -u)" -ne 0 ]; then
 	skip ns.setup "needs root to make mount and pid namespaces"

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/cli-common.bash"
 chmod 755 "$tmp" # the unprivileged checks look files up in here
 cli_runs revoke
-others_R || { fail "$(basename "$0" .sh).others" "cannot copy the command for other users"; exit 0; }
+others_R || { fail "$(basename "$0" .sh | sed s/^cli-//).others" "cannot copy the command and its library for other users"; exit 0; }
 
 # ---- revoke a file held by two processes and mapped by a third
 file=$tmp/file

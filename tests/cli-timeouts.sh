@@ -11,7 +11,7 @@
 . "$(dirname "$0")/cli-common.bash"
 chmod 755 "$tmp" # uid 65534 looks files up in here
 cli_runs timeouts
-others_R || { fail "$(basename "$0" .sh).others" "cannot copy the command for other users"; exit 0; }
+others_R || { fail "$(basename "$0" .sh | sed s/^cli-//).others" "cannot copy the command and its library for other users"; exit 0; }
 
 # ---- stopping: a vfork parent (state D) next to a holder that can stop
 f=$tmp/file

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/cli-common.bash"
 chmod 755 "$tmp" # uid 65534 looks files up in here
 cli_runs uninspected
-others_R || { fail "$(basename "$0" .sh).others" "cannot copy the command for other users"; exit 0; }
+others_R || { fail "$(basename "$0" .sh | sed s/^cli-//).others" "cannot copy the command and its library for other users"; exit 0; }
 
 if [ "$(id -u)" -ne 0 ]; then
 	for c in list list-best-effort refused json best-effort; do
@@ -124,5 +124,13 @@ elif [ "$err" != "revoke: $own: $n processes could not be inspected and may hold
 	fail uninspected.best-effort "stderr: $err"
 else
 	pass uninspected.best-effort
+fi
+# REVOKE_NO_HELPER=1 asked for no helper: the call says nothing of one.
+run nobody env REVOKE_NO_HELPER=1 "$RN" "$own"
+if [ "$rc" -ne 1 ] || grep -q "no helper answered" <<<"$err" ||
+	! grep -q "could not be inspected" <<<"$err"; then
+	fail uninspected.no-helper-asked "exit $rc; stderr: $err"
+else
+	pass uninspected.no-helper-asked
 fi
 exit 0

@@ -140,4 +140,13 @@ rc=$?
 rc=$?
 [ "$rc" -eq 1 ] && grep -q "write error" "$tmp/err" && pass write-error-version ||
 	fail write-error-version "exit $rc; stderr: $(cat "$tmp/err")"
+
+# A path of 70,000 bytes is named by its beginning and end, not echoed whole.
+long=/$(printf 'a/%.0s' $(seq 1 35000))x
+run "$R" "$long"
+if [ "$rc" -eq 1 ] && [ "${#err}" -lt 300 ] && grep -q '^revoke: /a/a/.*\.\.\..*/a/x: File name too long$' <<<"$err"; then
+	pass long-path-shortened
+else
+	fail long-path-shortened "exit $rc; ${#err} bytes on stderr: ${err:0:400}"
+fi
 exit 0

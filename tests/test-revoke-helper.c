@@ -1140,8 +1140,65 @@ static void t_no_lockout(void)
 	stop_daemon();
 }
 
+/*
+ * More files than one request to the helper carries (16): refused once, as a
+ * whole, with nothing changed; the command says so in one line, not one per
+ * path (issue 13, item 8: "Argument list too long" for every path).
+ */
+static void t_too_many_paths(void)
+{
+	enum { N = 20 };
+	static char names[N][200];
+	const char *argv[N + 3] = {"revoke"};
+	char err[8192] = "";
+	struct victim b;
+	int p[2], status, lines = 0;
+	ssize_t n, len = 0;
+	pid_t pid;
+
+	open_scratch();
+	for (int i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "%s/f%d", tdir, i);
+		make_owned_file(names[i], UID_A);
+		argv[1 + i] = names[i];
+	}
+	b = hold(names[7], UID_B);
+	start_daemon(NULL);
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %m");
+	if (pid == 0) {
+		const char *cmd = program_for_users();
+		int null = open("/dev/null", O_WRONLY);
+
+		become(UID_A);
+		dup2(null, 1);
+		dup2(p[1], 2);
+		execvp(cmd, (char **)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while ((n = read(p[0], err + len, sizeof(err) - 1 - (size_t)len)) > 0)
+		len += n;
+	close(p[0]);
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %m");
+	for (char *c = err; *c; c++)
+		lines += *c == '\n';
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1, "revoke of %d files: status %#x", N,
+	      status);
+	CHECK(strstr(err,
+		     "20 paths: too many for one request to the helper revoked(8): nothing was "
+		     "changed") &&
+		  !strstr(err, "Argument list too long") && lines <= 3,
+	      "revoke of %d files said (%d lines): %s", N, lines, err);
+	CHECK_ALIVE(&b, false);
+	stop_daemon();
+}
+
 TEST_MAIN("helper", {"spoofer_file_library", t_spoofer_file_library, 60},
 	  {"concurrent_same_file", t_concurrent_same_file, 120}, {"no_lockout", t_no_lockout, 60},
+	  {"too_many_paths", t_too_many_paths, 60},
 	  {"spoofer_pty_command", t_spoofer_pty_command, 60}, {"not_owner", t_not_owner, 60},
 	  {"frevoke_keeps_own", t_frevoke_keeps_own, 60},
 	  {"swap_during_request", t_swap_during_request, 240}, {"flood", t_flood, 120},

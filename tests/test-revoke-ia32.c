@@ -139,10 +139,8 @@ static void finish(struct h32 *h, char *line, size_t size)
 static int revoke_userspace(const char **paths, size_t n, struct revoke_report **rep)
 {
 	/* A generous bound: under QEMU's TCG on a loaded host, 5 s ran out. */
-	struct revoke_opts o = {.sz = sizeof(o),
-				.flags = REVOKE_ENGINE_USERSPACE,
-				.timeout_ms = 60000,
-				.keep_fd = -1};
+	struct revoke_opts o = {
+	    .sz = sizeof(o), .flags = REVOKE_ENGINE_USERSPACE, .timeout_ms = 60000, .keep_fd = -1};
 	int r = revoke_ex(paths, n, &o, rep);
 
 	if (r < 0 && *rep)

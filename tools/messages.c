@@ -37,6 +37,29 @@ void warnx_(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* A path as a message names it: a path of 70,000 bytes is shown by its
+ * beginning and its end (several may be in one message: rotating buffers). */
+static const char *msg_path(const char *path)
+{
+	static char bufs[4][224];
+	static unsigned int next;
+	size_t len = strlen(path);
+	char *b;
+
+	if (len <= 200)
+		return path;
+	b = bufs[next++ % 4];
+	memcpy(b, path, 100);
+	memcpy(b + 100, "...", 3);
+	memcpy(b + 103, path + len - 80, 81);
+	return b;
+}
+
+static const char *msg_target(const struct revoke_report *rep, size_t t)
+{
+	return msg_path(target_path(rep, t));
+}
+
 /* What a dead descriptor's link says: the memfd an earlier userspace revoke
  * put in its place (lib/cut.c). */
 #define DEAD_LINK "/memfd:revoked (deleted)"
@@ -66,16 +89,39 @@ static const char *errno_text(int err, char *buf, size_t size)
 	return buf;
 }
 
+/* The library's reading of a REVOKE_* switch (lib/public.c). */
+static bool env_says(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+/* An error of the call as a whole, said once rather than once per path. */
+static bool report_call_failure(size_t npaths, int err)
+{
+	if (err == E2BIG)
+		warnx_("%zu paths: too many for one request to the helper revoked(8): nothing "
+		       "was changed (see revoke(1), LIMITS)",
+		       npaths);
+	else if (err == EAGAIN)
+		warnx_("not revoked: the helper revoked(8) refused, again and again until the "
+		       "timeout: too many requests at once");
+	return err == E2BIG || err == EAGAIN;
+}
+
 void report_lookup_failure(char *const *paths, size_t n, bool nofollow, bool mount, int err)
 {
 	bool named = false;
 	char text[160];
 	struct stat st;
 
+	if (report_call_failure(n, err))
+		return;
 	/* Looking the paths up again could hang as the library's lookup did. */
 	if (err == ETIMEDOUT) {
 		for (size_t i = 0; i < n; i++)
-			warnx_("%s: %s", paths[i], strerror(err));
+			warnx_("%s: %s", msg_path(paths[i]), strerror(err));
 		return;
 	}
 	/* Look each path up again the way the library does to name the culprit. */
@@ -83,39 +129,40 @@ void report_lookup_failure(char *const *paths, size_t n, bool nofollow, bool mou
 		int r = nofollow ? lstat(paths[i], &st) : stat(paths[i], &st);
 
 		if (r < 0) {
-			warnx_("%s: %s", paths[i], strerror(errno));
+			warnx_("%s: %s", msg_path(paths[i]), strerror(errno));
 			named = true;
 		} else if (mount && err == EINVAL) {
-			warnx_("%s: not a mount point", paths[i]);
+			warnx_("%s: not a mount point", msg_path(paths[i]));
 			named = true;
 		} else if (mount && err == EBUSY) {
 			warnx_("%s: refused: the root directory of this process is on it",
-			       paths[i]);
+			       msg_path(paths[i]));
 			named = true;
 		} else if (mount && err == EPERM) {
-			warnx_("%s: %s (cutting what is on a mount needs CAP_SYS_ADMIN)", paths[i],
-			       strerror(err));
+			warnx_("%s: %s (cutting what is on a mount needs CAP_SYS_ADMIN)",
+			       msg_path(paths[i]), strerror(err));
 			named = true;
 		} else if (err == EBADF && is_dead_descriptor(paths[i], nofollow)) {
-			warnx_("%s: is a descriptor that an earlier revoke left", paths[i]);
+			warnx_("%s: is a descriptor that an earlier revoke left",
+			       msg_path(paths[i]));
 			named = true;
 		} else if (err == EINVAL && S_ISCHR(st.st_mode)) {
 			/* the library's only EINVAL for a device */
-			warnx_("%s: refused: a device every process shares (%u:%u)", paths[i],
-			       major(st.st_rdev), minor(st.st_rdev));
+			warnx_("%s: refused: a device every process shares (%u:%u)",
+			       msg_path(paths[i]), major(st.st_rdev), minor(st.st_rdev));
 			named = true;
 		} else if (err == ELOOP && nofollow && S_ISLNK(st.st_mode)) {
-			warnx_("%s: %s", paths[i], strerror(err));
+			warnx_("%s: %s", msg_path(paths[i]), strerror(err));
 			named = true;
 		} else if (err == EPERM && st.st_uid != geteuid()) {
-			warnx_("%s: %s", paths[i], strerror(err));
+			warnx_("%s: %s", msg_path(paths[i]), strerror(err));
 			named = true;
 		}
 	}
 	if (named)
 		return;
 	for (size_t i = 0; i < n; i++)
-		warnx_("%s: %s", paths[i], errno_text(err, text, sizeof(text)));
+		warnx_("%s: %s", msg_path(paths[i]), errno_text(err, text, sizeof(text)));
 }
 
 void report_ns_failure(char *const *paths, size_t n, pid_t pid, int err)
@@ -140,7 +187,7 @@ void report_ns_failure(char *const *paths, size_t n, pid_t pid, int err)
 	if (fd >= 0)
 		close(fd);
 	for (size_t i = 0; i < n; i++)
-		warnx_("%s (as pid %d sees it): %s", paths[i], (int)pid,
+		warnx_("%s (as pid %d sees it): %s", msg_path(paths[i]), (int)pid,
 		       errno_text(err, text, sizeof(text)));
 }
 
@@ -288,10 +335,10 @@ static bool report_holders(const struct revoke_report *rep, int err)
 				if (!holds_target(rep, h, t))
 					continue;
 				if (timed_out)
-					warnx_("%s: %s", target_path(rep, t), tbuf);
+					warnx_("%s: %s", msg_target(rep, t), tbuf);
 				else
 					warnx_("%s: pid %d (%s): not stopped: %s",
-					       target_path(rep, t), (int)h->pid, comm,
+					       msg_target(rep, t), (int)h->pid, comm,
 					       holder_error_string(h));
 				any = true;
 			}
@@ -317,12 +364,12 @@ static bool report_holders(const struct revoke_report *rep, int err)
 			ref_describe(r, what, sizeof(what));
 			if (same)
 				warnx_("%s: pid %d (%s): %s and %zu more %s: not cut: %s",
-				       target_path(rep, r->target), (int)h->pid, comm, what, same,
+				       msg_target(rep, r->target), (int)h->pid, comm, what, same,
 				       plural(same, "reference", "references"),
 				       *why ? why : "unknown reason");
 			else
 				warnx_("%s: pid %d (%s): %s: not cut: %s",
-				       target_path(rep, r->target), (int)h->pid, comm, what,
+				       msg_target(rep, r->target), (int)h->pid, comm, what,
 				       *why ? why : "unknown reason");
 		}
 	}
@@ -370,6 +417,8 @@ static void report_path(const struct cli *cli, const struct revoke_report *rep, 
 				      : "not revoked: ";
 	/* Not cut, for reasons the messages about holders gave. */
 	bool busy = err == EBUSY || (err == ETIMEDOUT && said_timeout);
+
+	path = msg_path(path);
 	bool uninspected_said = false;
 	char text[256];
 
@@ -412,7 +461,7 @@ static bool report_umount(const struct cli *cli, const struct revoke_report *rep
 {
 	int ph = REPORT_HAS(rep, failed_phase) ? rep->failed_phase : 0;
 	size_t done = REPORT_HAS(rep, nunmounted) ? rep->nunmounted : 0;
-	const char *top = target_path(rep, 0);
+	const char *top = msg_target(rep, 0);
 	size_t subs = rep->ntargets ? rep->ntargets - 1 : 0;
 	char subtext[64] = "";
 
@@ -472,6 +521,8 @@ void report_outcome(const struct cli *cli, const struct revoke_report *rep, int 
 
 	if (cli->umount && report_umount(cli, rep, err))
 		return;
+	if (report_call_failure(npaths, err))
+		return;
 	if (err == 0 && uninspected == 0)
 		return;
 	if (rep->ntargets == 0) {
@@ -493,13 +544,14 @@ void report_outcome(const struct cli *cli, const struct revoke_report *rep, int 
 		 * beneath it only when some of its references were not cut. */
 		if (cli->mount && t > 0 && count_refs(rep, t).bad == 0)
 			continue;
-		report_path(cli, rep, err, target_path(rep, t), count_refs(rep, t),
+		report_path(cli, rep, err, msg_target(rep, t), count_refs(rep, t),
 			    cli->mount && t > 0 ? 0 : uninspected, said_timeout, any_bad);
 	}
 	/* An owner whose file other users' processes may hold: the helper
 	 * would have looked at them, and nobody answered on its socket (the
 	 * library asked it, or the report would name its pid). */
-	if (uninspected && geteuid() != 0 && !(REPORT_HAS(rep, helper_pid) && rep->helper_pid)) {
+	if (uninspected && (err == 0 || err == EBUSY) && geteuid() != 0 &&
+	    !env_says("REVOKE_NO_HELPER") && !(REPORT_HAS(rep, helper_pid) && rep->helper_pid)) {
 		bool owns = false;
 
 		for (size_t t = 0; t < rep->ntargets; t++)
