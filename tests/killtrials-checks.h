@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "killtrials-holders.h"
+#include "scratch.h"
 
 /* ---- the files ------------------------------------------------------------------ */
 
@@ -45,9 +46,7 @@ static void make_files(void)
 	struct stat st;
 	int fd;
 
-	snprintf(tdir, sizeof(tdir), "/tmp/revoke-kill-XXXXXX");
-	if (!mkdtemp(tdir))
-		die("mkdtemp: %s", strerror(errno));
+	test_scratch_dir(tdir, sizeof(tdir), "/tmp/revoke-kill-XXXXXX");
 	snprintf(file_path, sizeof(file_path), "%s/file", tdir);
 	snprintf(fifo_path, sizeof(fifo_path), "%s/fifo", tdir);
 	snprintf(out_path, sizeof(out_path), "%s/revoke.out", tdir);
@@ -123,7 +122,7 @@ struct holder {
 	pid_t tids[MAX_WORKERS + 2];
 	uint64_t sigblk[MAX_WORKERS + 2];
 	int nfds;
-	struct busy_fd fds[MAX_FDS];
+	struct proc_fd fds[MAX_FDS];
 	bool reaped;
 	int wstatus;
 	/* outcome */
@@ -174,8 +173,7 @@ static void spawn_holders(int n)
 		x->status_fd = -1;
 		for (int i = 0; i < kinds[kind].n; i++)
 			sh->slot[h][i].work = kinds[kind].w[i];
-		fflush(NULL);
-		pid = fork();
+		pid = test_fork();
 		if (pid < 0)
 			die("fork: %s", strerror(errno));
 		if (pid == 0)
@@ -189,18 +187,11 @@ static bool holders_ready(uint64_t deadline)
 	for (int h = 0; h < nholders; h++)
 		for (int i = 0; i < kinds[holders[h].kind].n; i++)
 			while (!atomic_load(&sh->slot[h][i].ready)) {
-				if (busy_now_ns() > deadline)
+				if (now_ns() > deadline)
 					return false;
-				busy_sleep_ns(200000);
+				sleep_ns(200000);
 			}
 	return true;
-}
-
-static char task_state(pid_t pid, pid_t tid)
-{
-	struct busy_task t;
-
-	return busy_task_read(pid, tid, &t) < 0 ? '?' : t.state;
 }
 
 /* Everything the checks compare with, taken once the holders run. */
@@ -210,18 +201,18 @@ static void snapshot(void)
 		struct holder *x = &holders[h];
 		char path[64];
 
-		x->ntids = busy_tasks(x->pid, x->tids, MAX_WORKERS + 2);
+		x->ntids = proc_tasks(x->pid, x->tids, MAX_WORKERS + 2);
 		if (x->ntids != kinds[x->kind].n)
 			die("holder %d (%s) has %d threads, expected %d", x->pid,
 			    kind_name[x->kind], x->ntids, kinds[x->kind].n);
 		for (int i = 0; i < x->ntids; i++) {
-			struct busy_task t;
+			struct proc_task t;
 
-			if (busy_task_read(x->pid, x->tids[i], &t) < 0)
+			if (proc_task_status(x->pid, x->tids[i], &t) < 0)
 				die("holder %d: cannot read task %d", x->pid, x->tids[i]);
 			x->sigblk[i] = t.sigblk;
 		}
-		x->nfds = busy_fds(x->pid, x->fds, MAX_FDS);
+		x->nfds = proc_fds(x->pid, x->fds, MAX_FDS);
 		if (x->nfds < 0)
 			die("holder %d: cannot list its descriptors", x->pid);
 		snprintf(path, sizeof(path), "/proc/%d/status", x->pid);
@@ -244,7 +235,7 @@ static int count_traced(bool fast)
 	int n = 0;
 
 	for (int h = 0; h < nholders; h++)
-		if (holders[h].status_fd >= 0 && busy_status_fd_tracer(holders[h].status_fd) != 0) {
+		if (holders[h].status_fd >= 0 && proc_status_fd_tracer(holders[h].status_fd) != 0) {
 			n++;
 			if (fast)
 				break;
@@ -264,22 +255,22 @@ static bool reap(struct holder *x, bool block)
 /* Until no holder thread is traced or in a ptrace stop any more, at most the grace. */
 static void wait_released(void)
 {
-	uint64_t deadline = busy_now_ns() + GRACE_NS;
+	uint64_t deadline = now_ns() + GRACE_NS;
 
 	for (int h = 0; h < nholders; h++) {
 		struct holder *x = &holders[h];
 
 		for (int i = 0; i < x->ntids; i++)
 			for (;;) {
-				struct busy_task t;
+				struct proc_task t;
 
-				if (reap(x, false) || busy_task_read(x->pid, x->tids[i], &t) < 0)
+				if (reap(x, false) || proc_task_status(x->pid, x->tids[i], &t) < 0)
 					break;
 				if (t.tracer == 0 && t.state != 't')
 					break;
-				if (busy_now_ns() > deadline)
+				if (now_ns() > deadline)
 					return;
-				busy_sleep_ns(1000000);
+				sleep_ns(1000000);
 			}
 	}
 	/* An engine may leave a holder running code of its own that puts
@@ -293,30 +284,30 @@ static void wait_released(void)
 			struct holder *x = &holders[h];
 
 			for (int i = 0; i < x->ntids && settled && !x->reaped; i++) {
-				struct busy_task t;
+				struct proc_task t;
 
-				if (busy_task_read(x->pid, x->tids[i], &t) == 0 &&
+				if (proc_task_status(x->pid, x->tids[i], &t) == 0 &&
 				    (t.sigblk & ~(1ULL << (SIGBUS - 1))) != x->sigblk[i])
 					settled = false;
 			}
 		}
 		if (settled)
 			break;
-		busy_sleep_ns(10000000);
+		sleep_ns(10000000);
 	}
 }
 
 static void check_threads(struct holder *x)
 {
 	pid_t tids[MAX_WORKERS + 2];
-	int n = busy_tasks(x->pid, tids, MAX_WORKERS + 2);
+	int n = proc_tasks(x->pid, tids, MAX_WORKERS + 2);
 
 	if (n != x->ntids || memcmp(tids, x->tids, sizeof(pid_t) * (size_t)n) != 0)
 		damage(x, D_DEATH, "pid %d has %d threads, had %d", x->pid, n, x->ntids);
 	for (int i = 0; i < x->ntids; i++) {
-		struct busy_task t;
+		struct proc_task t;
 
-		if (busy_task_read(x->pid, x->tids[i], &t) < 0)
+		if (proc_task_status(x->pid, x->tids[i], &t) < 0)
 			continue;
 		if (t.tracer != 0)
 			damage(x, D_TRACED,
@@ -339,8 +330,8 @@ static void check_threads(struct holder *x)
 		for (int tries = 0; (t.sigblk & ~(1ULL << (SIGBUS - 1))) == x->sigblk[i] &&
 				    t.sigblk != x->sigblk[i] && tries < 100;
 		     tries++) {
-			busy_sleep_ns(1000000);
-			if (busy_task_read(x->pid, x->tids[i], &t) < 0)
+			sleep_ns(1000000);
+			if (proc_task_status(x->pid, x->tids[i], &t) < 0)
 				break;
 		}
 		if (t.sigblk != x->sigblk[i])
@@ -353,9 +344,9 @@ static void check_threads(struct holder *x)
 static void check_sigblk(struct holder *x)
 {
 	for (int i = 0; i < kinds[x->kind].n; i++) {
-		struct busy_task t;
+		struct proc_task t;
 
-		if (busy_task_read(x->pid, x->tids[i], &t) < 0)
+		if (proc_task_status(x->pid, x->tids[i], &t) < 0)
 			continue;
 		if (t.sigblk != x->sigblk[i])
 			damage(x, D_SIGBLK, "pid %d tid %d SigBlk %016" PRIx64 ", was %016" PRIx64,
@@ -365,8 +356,8 @@ static void check_sigblk(struct holder *x)
 
 static void check_fds(struct holder *x)
 {
-	struct busy_fd now[MAX_FDS];
-	int n = busy_fds(x->pid, now, MAX_FDS), i = 0, j = 0;
+	struct proc_fd now[MAX_FDS];
+	int n = proc_fds(x->pid, now, MAX_FDS), i = 0, j = 0;
 
 	x->fds_target = x->fds_dead = 0;
 	if (n < 0)
@@ -385,7 +376,7 @@ static void check_fds(struct holder *x)
 			damage(x, D_FDS, "pid %d has a new fd %d (%s)", x->pid, now[j].fd, link);
 			j++;
 		} else {
-			const struct busy_fd *a = &x->fds[i], *b = &now[j];
+			const struct proc_fd *a = &x->fds[i], *b = &now[j];
 
 			if (is_target(a->dev, a->ino)) {
 				if (b->dev == a->dev && b->ino == a->ino)
@@ -546,7 +537,7 @@ static void fifo_round(void)
 		if (fd >= 0)
 			close(fd);
 	}
-	deadline = busy_now_ns() + GRACE_NS;
+	deadline = now_ns() + GRACE_NS;
 	for (int h = 0; h < nholders; h++) {
 		struct holder *x = &holders[h];
 		bool intact = !x->reaped && fifo_intact(x);
@@ -557,9 +548,8 @@ static void fifo_round(void)
 
 			if (s->work != W_FIFO || x->reaped)
 				continue;
-			while ((st = atomic_load(&s->fifo)) == FIFO_WAITING &&
-			       busy_now_ns() < deadline)
-				busy_sleep_ns(1000000);
+			while ((st = atomic_load(&s->fifo)) == FIFO_WAITING && now_ns() < deadline)
+				sleep_ns(1000000);
 			if (st == FIFO_WAITING)
 				damage(x, D_FIFO,
 				       "pid %d tid %d FIFO read() still blocked 2 s after %s "
@@ -585,7 +575,7 @@ static void fifo_round(void)
 /* Every live thread moves on (the stopped holder once continued). */
 static void check_progress(bool stopped_ones)
 {
-	uint64_t before[MAX_HOLDERS][MAX_WORKERS], deadline = busy_now_ns() + GRACE_NS;
+	uint64_t before[MAX_HOLDERS][MAX_WORKERS], deadline = now_ns() + GRACE_NS;
 
 	for (int h = 0; h < nholders; h++)
 		for (int i = 0; i < kinds[holders[h].kind].n; i++)
@@ -598,9 +588,8 @@ static void check_progress(bool stopped_ones)
 		for (int i = 0; i < kinds[x->kind].n; i++) {
 			struct slot *s = &sh->slot[h][i];
 
-			while (atomic_load(&s->progress) == before[h][i] &&
-			       busy_now_ns() < deadline)
-				busy_sleep_ns(1000000);
+			while (atomic_load(&s->progress) == before[h][i] && now_ns() < deadline)
+				sleep_ns(1000000);
 			if (atomic_load(&s->progress) == before[h][i])
 				damage(x, D_PROGRESS,
 				       "pid %d tid %d (%s) made no progress in 2 s (state %c)",
@@ -613,15 +602,15 @@ static void check_progress(bool stopped_ones)
 /* Ask every holder to exit; each must, with status 0. Then nothing is left. */
 static void finish_holders(void)
 {
-	uint64_t deadline = busy_now_ns() + GRACE_NS;
+	uint64_t deadline = now_ns() + GRACE_NS;
 
 	atomic_store(&sh->exit_now, 1);
 	for (int h = 0; h < nholders; h++) {
 		struct holder *x = &holders[h];
 		bool was_reaped = x->reaped;
 
-		while (!reap(x, false) && busy_now_ns() < deadline)
-			busy_sleep_ns(1000000);
+		while (!reap(x, false) && now_ns() < deadline)
+			sleep_ns(1000000);
 		if (!x->reaped) {
 			damage(x, D_EXIT, "pid %d did not exit within 2 s when asked (state %c)",
 			       x->pid, task_state(x->pid, x->pid));
@@ -631,7 +620,7 @@ static void finish_holders(void)
 			   !(WIFEXITED(x->wstatus) && WEXITSTATUS(x->wstatus) == 0)) {
 			char st[64];
 
-			busy_describe_status(x->wstatus, st, sizeof(st));
+			test_describe_status(x->wstatus, st, sizeof(st));
 			damage(x, D_EXIT, "pid %d asked to exit: %s", x->pid, st);
 		}
 	}

@@ -2,19 +2,35 @@
 /*
  * The holders of tests/test-killtrials.c (included there only): their shapes,
  * the shared memory where each thread counts its progress and records what
- * went wrong, the workloads, and holder_main() which a forked child runs.
+ * went wrong, the workloads (the register workload and SIGBUS probe of
+ * tests/lib/busy.h), and holder_main() which a child of the driver runs.
  * See test-killtrials.c for what is checked and why.
  */
 #ifndef REVOKE_TEST_KILLTRIALS_HOLDERS_H
 #define REVOKE_TEST_KILLTRIALS_HOLDERS_H
 
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "busy.h"
+#include "fork.h"
+#include "proc.h"
 
 #define MAX_HOLDERS 1000
 #define MAX_WORKERS 4
@@ -80,7 +96,6 @@ static struct shared *sh;
 
 static char file_path[128], fifo_path[128]; /* the targets */
 static bool have_avx;
-static pid_t driver_pid;
 /* The holders' sleeps grow with their number, so that all of them together
  * wake the machine about as often as 48 do. */
 static uint64_t pace = 1;
@@ -131,7 +146,7 @@ static void work_compute(struct slot *s)
 static void idle(struct slot *s)
 {
 	while (!exiting()) {
-		busy_sleep_ns(5000000 * pace);
+		sleep_ns(5000000 * pace);
 		atomic_fetch_add(&s->progress, 1);
 	}
 }
@@ -168,11 +183,11 @@ static void work_sleep(struct slot *s)
 
 	while (!exiting()) {
 		struct timespec req = {0, (long)len};
-		uint64_t t0 = busy_now_ns(), dt;
+		uint64_t t0 = now_ns(), dt;
 		long r;
 
 		r = syscall(SYS_nanosleep, &req, NULL);
-		dt = busy_now_ns() - t0;
+		dt = now_ns() - t0;
 		if (r != 0)
 			violation(s, "nanosleep(%" PRIu64 " us) returned %ld (%s)", len / 1000, r,
 				  r < 0 ? strerrorname_np(errno) : "no error");
@@ -215,7 +230,7 @@ static void work_mmap(struct slot *s)
 		}
 		i++;
 		atomic_fetch_add(&s->progress, 1);
-		busy_sleep_ns(2000000 * pace);
+		sleep_ns(2000000 * pace);
 	}
 }
 
@@ -277,6 +292,7 @@ static void move_fd(int fd, int to)
 	close(fd);
 }
 
+/* In a child of the driver (test_fork()). */
 static __attribute__((noreturn)) void holder_main(int h, enum kind kind)
 {
 	struct worker_arg args[MAX_WORKERS];
@@ -284,9 +300,6 @@ static __attribute__((noreturn)) void holder_main(int h, enum kind kind)
 	int null, p[2];
 	bool fifo = false;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != driver_pid)
-		_exit(91);
 	close_range(3, ~0U, 0);
 	null = open("/dev/null", O_RDWR);
 	if (null >= 0) {

@@ -25,6 +25,20 @@
  * descriptor that is neither. At the end every signal sent must have arrived.
  * One PASS/FAIL line per kind of check, then "N passed, N failed, 0 skipped".
  */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 #include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
@@ -39,6 +53,9 @@
 #include <sys/wait.h>
 
 #include "busy.h"
+#include "fork.h"
+#include "proc.h"
+#include "scratch.h"
 #include "revoke.h"
 
 #ifndef REVOKE_BUILDDIR
@@ -110,7 +127,6 @@ struct shared {
 static struct shared *sh;
 static struct hshared *me; /* in a holder */
 static char tdir[64], tpath[128], opath[128];
-static pid_t driver_pid;
 static bool have_avx;
 /* The holders' sleeps grow with their number: all of them together keep the
  * machine about as busy as six do. */
@@ -188,7 +204,7 @@ static void cycler(void)
 			if (fd < 0 || dup3(fd, FD_T, O_CLOEXEC) < 0) {
 				violation("cycler: cannot open the target again: %s",
 					  strerror(errno));
-				busy_sleep_ns(100000000);
+				sleep_ns(100000000);
 				continue;
 			}
 			close(fd);
@@ -244,7 +260,7 @@ static void cycler(void)
 		} else {
 			mixed = 0;
 		}
-		busy_sleep_ns(1000000 * pace);
+		sleep_ns(1000000 * pace);
 	}
 }
 
@@ -269,7 +285,7 @@ static void writer(void)
 				return;
 			}
 		}
-		busy_sleep_ns(1000000 * pace);
+		sleep_ns(1000000 * pace);
 	}
 }
 
@@ -348,15 +364,15 @@ static void rt_sender(void)
 		if (atomic_load(&me->c[C_USR_SENT]) == atomic_load(&me->c[C_USR_RECV])) {
 			if (pthread_kill(receiver_thread, SIGUSR1) == 0) {
 				count(C_USR_SENT);
-				usr_since = busy_now_ns();
+				usr_since = now_ns();
 			}
-		} else if (busy_now_ns() - usr_since > 2000000000ULL) {
+		} else if (now_ns() - usr_since > 2000000000ULL) {
 			/* Late, not lost (a holder may stay stopped up to the
 			 * timeout): only the final counts decide. */
 			count(C_USR_STALL);
-			usr_since = busy_now_ns();
+			usr_since = now_ns();
 		}
-		busy_sleep_ns(1000000 * pace);
+		sleep_ns(1000000 * pace);
 	}
 }
 
@@ -378,7 +394,7 @@ static void receiver(void)
 	     k < 2000 && (atomic_load(&me->c[C_RT_SENT]) != atomic_load(&me->c[C_RT_RECV]) ||
 			  atomic_load(&me->c[C_USR_SENT]) != atomic_load(&me->c[C_USR_RECV]));
 	     k++)
-		busy_sleep_ns(1000000);
+		sleep_ns(1000000);
 }
 
 static void mapper(void)
@@ -393,7 +409,7 @@ static void mapper(void)
 		if (p == MAP_FAILED) {
 			count(C_MAP_BAD);
 			violation("mapper: mmap: %s", strerror(errno));
-			busy_sleep_ns(10000000);
+			sleep_ns(10000000);
 			continue;
 		}
 		for (size_t k = 0; k < len; k += 64)
@@ -412,7 +428,7 @@ static void mapper(void)
 		munmap(p, len);
 		count(C_MAPS);
 		round++;
-		busy_sleep_ns(1000000 * pace);
+		sleep_ns(1000000 * pace);
 	}
 }
 
@@ -441,10 +457,10 @@ static void sleeper(void)
 {
 	while (!stopping()) {
 		struct timespec req = {0, (long)(3000000 * pace)};
-		uint64_t t0 = busy_now_ns(), dt;
+		uint64_t t0 = now_ns(), dt;
 		long r = syscall(SYS_nanosleep, &req, NULL);
 
-		dt = busy_now_ns() - t0;
+		dt = now_ns() - t0;
 		if (r != 0 || dt < 3000000 * pace) {
 			count(C_SLEEP_BAD);
 			violation("sleeper: nanosleep(3 ms) returned %ld (%s) after %" PRIu64 " us",
@@ -526,9 +542,6 @@ static __attribute__((noreturn)) void holder_main(int h)
 	int p[2], sv[2];
 
 	me = &sh->h[h];
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != driver_pid)
-		_exit(91);
 	close_range(3, ~0U, 0);
 	place(open("/dev/zero", O_RDONLY), FD_ZERO);
 	if (pipe(p) < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
@@ -568,7 +581,7 @@ static __attribute__((noreturn)) void holder_main(int h)
 		    pthread_create(&th[t], NULL, thread_main, (void *)(intptr_t)t) != 0)
 			_exit(95);
 	while (!atomic_load(&me->holding))
-		busy_sleep_ns(1000000);
+		sleep_ns(1000000);
 	atomic_store(&me->ready, 1);
 
 	/* The main thread checks the non-target descriptors. */
@@ -590,7 +603,7 @@ static __attribute__((noreturn)) void holder_main(int h)
 			}
 		}
 		count(C_FD_CHECKS);
-		busy_sleep_ns(2000000 * pace);
+		sleep_ns(2000000 * pace);
 	}
 	for (int t = 0; t < NTHREADS - 1; t++)
 		pthread_join(th[t], NULL);
@@ -606,7 +619,7 @@ struct hview {
 	bool dead;
 	int wstatus;
 	uint64_t sigblk[NTHREADS];
-	struct busy_fd fds[64];
+	struct proc_fd fds[64];
 	int nfds;
 };
 
@@ -655,7 +668,7 @@ static bool alive(int h)
 		char s[64];
 
 		hv[h].dead = true;
-		busy_describe_status(hv[h].wstatus, s, sizeof(s));
+		test_describe_status(hv[h].wstatus, s, sizeof(s));
 		note(T.first_crash, sizeof(T.first_crash), &T.crashes, "holder %d died: %s",
 		     hv[h].pid, s);
 	}
@@ -674,14 +687,14 @@ static void record_baseline(int h)
 {
 	for (int t = 0; t < NTHREADS; t++)
 		hv[h].sigblk[t] = expected_mask(t);
-	hv[h].nfds = busy_fds(hv[h].pid, hv[h].fds, 64);
+	hv[h].nfds = proc_fds(hv[h].pid, hv[h].fds, 64);
 }
 
 /* After a revocation returned: released, masks as they were, the same
  * non-target files, no stray descriptor. */
 static void outside_check(int h)
 {
-	struct busy_fd now[64];
+	struct proc_fd now[64];
 	int n;
 
 	if (!alive(h))
@@ -689,9 +702,9 @@ static void outside_check(int h)
 	T.outside_checks++;
 	for (int t = 0; t < NTHREADS; t++) {
 		pid_t tid = sh->h[h].tids[t];
-		struct busy_task k;
+		struct proc_task k;
 
-		if (busy_task_read(hv[h].pid, tid, &k) < 0)
+		if (proc_task_status(hv[h].pid, tid, &k) < 0)
 			continue;
 		if (k.tracer || k.state == 't' || k.state == 'T')
 			note(T.first_stuck, sizeof(T.first_stuck), &T.stuck,
@@ -701,8 +714,8 @@ static void outside_check(int h)
 		/* A handler running blocks its signal for a moment: only a
 		 * mask that stays wrong counts. */
 		for (int tries = 0; k.sigblk != hv[h].sigblk[t] && tries < 50; tries++) {
-			busy_sleep_ns(1000000);
-			if (busy_task_read(hv[h].pid, tid, &k) < 0)
+			sleep_ns(1000000);
+			if (proc_task_status(hv[h].pid, tid, &k) < 0)
 				break;
 		}
 		if (k.sigblk != hv[h].sigblk[t])
@@ -710,7 +723,7 @@ static void outside_check(int h)
 			     "holder %d thread %d (%s) SigBlk %016" PRIx64 ", was %016" PRIx64,
 			     hv[h].pid, tid, thread_name[t], k.sigblk, hv[h].sigblk[t]);
 	}
-	n = busy_fds(hv[h].pid, now, 64);
+	n = proc_fds(hv[h].pid, now, 64);
 	for (int i = 0; i < n; i++) {
 		bool known = false;
 
@@ -744,7 +757,7 @@ static void outside_check(int h)
  * then fail (soak.released and soak.registers): it checks the checks. */
 static void sabotage(void)
 {
-	pid_t pid = fork();
+	pid_t pid = test_fork();
 
 	if (pid == 0) {
 		pid_t tids[2] = {sh->h[0].tids[T_SLEEPER], sh->h[0].tids[T_COMPUTE]};
@@ -792,7 +805,7 @@ static void lock_holder(char *why, size_t size)
 			char path[64];
 
 			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-			if (busy_read_text(path, comm, sizeof(comm)) > 0)
+			if (read_text(path, comm, sizeof(comm)) > 0)
 				comm[strcspn(comm, "\n")] = '\0';
 			snprintf(why, size, "waited for /run/librevoke.lock, held by pid %d (%s)",
 				 pid, comm);
@@ -812,11 +825,10 @@ static int revoke_once(char *why, size_t size)
 		pid_t pid;
 
 		snprintf(timeout, sizeof(timeout), "%g", opt.timeout_ms / 1000.0);
-		pid = fork();
+		pid = test_fork();
 		if (pid == 0) {
 			int null = open("/dev/null", O_WRONLY);
 
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			for (int sig = 1; sig < NSIG; sig++) /* ignored ones survive exec */
 				if (sig != SIGKILL && sig != SIGSTOP)
 					signal(sig, SIG_DFL);
@@ -834,7 +846,7 @@ static int revoke_once(char *why, size_t size)
 			return EIO;
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 			return 0;
-		busy_describe_status(st, why, size);
+		test_describe_status(st, why, size);
 		return WIFEXITED(st) ? 255 : EINTR;
 	} else {
 		struct revoke_opts o = {.sz = sizeof(o),
@@ -880,11 +892,7 @@ static void make_files(void)
 	uint8_t buf[FILE_SIZE];
 	int fd;
 
-	snprintf(tdir, sizeof(tdir), "/tmp/revoke-soak-XXXXXX");
-	if (!mkdtemp(tdir)) {
-		perror("mkdtemp");
-		exit(2);
-	}
+	test_scratch_dir(tdir, sizeof(tdir), "/tmp/revoke-soak-XXXXXX");
 	snprintf(tpath, sizeof(tpath), "%s/target", tdir);
 	snprintf(opath, sizeof(opath), "%s/other", tdir);
 	for (size_t i = 0; i < sizeof(buf); i++)
@@ -1011,15 +1019,14 @@ static void parse(int argc, char **argv)
 
 static int driver(void)
 {
-	uint64_t t0 = busy_now_ns(), last_print = t0;
+	uint64_t t0 = now_ns(), last_print = t0;
 	int failed = 0;
 	char why[300];
 
 	make_files();
 	memset(sh, 0, sizeof(*sh));
 	for (int h = 0; h < opt.holders; h++) {
-		fflush(NULL);
-		hv[h].pid = fork();
+		hv[h].pid = test_fork();
 		if (hv[h].pid < 0) {
 			perror("fork");
 			return 2;
@@ -1028,10 +1035,10 @@ static int driver(void)
 			holder_main(h);
 	}
 	for (int h = 0; h < opt.holders; h++) {
-		uint64_t deadline = busy_now_ns() + 10000000000ULL;
+		uint64_t deadline = now_ns() + 10000000000ULL;
 
-		while (!atomic_load(&sh->h[h].ready) && alive(h) && busy_now_ns() < deadline)
-			busy_sleep_ns(1000000);
+		while (!atomic_load(&sh->h[h].ready) && alive(h) && now_ns() < deadline)
+			sleep_ns(1000000);
 		if (!atomic_load(&sh->h[h].ready)) {
 			printf("FAIL soak.setup: holder %d did not start\n", hv[h].pid);
 			return 1;
@@ -1047,15 +1054,13 @@ static int driver(void)
 		uint64_t before[MAX_HOLDERS], deadline;
 		int err;
 
-		if ((opt.seconds > 0 && (double)(busy_now_ns() - t0) > opt.seconds * 1e9) ||
-		    interrupted)
+		if ((opt.seconds > 0 && (double)(now_ns() - t0) > opt.seconds * 1e9) || interrupted)
 			break;
 		/* Every live holder holds the target again. */
-		deadline = busy_now_ns() + 2000000000ULL;
+		deadline = now_ns() + 2000000000ULL;
 		for (int h = 0; h < opt.holders; h++)
-			while (alive(h) && !atomic_load(&sh->h[h].holding) &&
-			       busy_now_ns() < deadline)
-				busy_sleep_ns(200000);
+			while (alive(h) && !atomic_load(&sh->h[h].holding) && now_ns() < deadline)
+				sleep_ns(200000);
 		for (int h = 0; h < opt.holders; h++)
 			before[h] = atomic_load(&sh->h[h].c[C_CUTS]);
 		if (opt.sabotage && i == opt.revocations / 2)
@@ -1073,11 +1078,11 @@ static int driver(void)
 		} else {
 			T.ok++;
 			/* Every holder that held it must see its cut. */
-			deadline = busy_now_ns() + 2000000000ULL;
+			deadline = now_ns() + 2000000000ULL;
 			for (int h = 0; h < opt.holders; h++) {
 				while (alive(h) && atomic_load(&sh->h[h].c[C_CUTS]) == before[h] &&
-				       busy_now_ns() < deadline)
-					busy_sleep_ns(200000);
+				       now_ns() < deadline)
+					sleep_ns(200000);
 				if (alive(h) && atomic_load(&sh->h[h].c[C_CUTS]) == before[h])
 					note(why, sizeof(why), &T.unobserved,
 					     "revocation %ld returned 0, holder %d still reads the "
@@ -1088,8 +1093,8 @@ static int driver(void)
 		if (i % opt.check_every == 0)
 			for (int h = 0; h < opt.holders; h++)
 				outside_check(h);
-		if (busy_now_ns() - last_print > 10000000000ULL) {
-			last_print = busy_now_ns();
+		if (now_ns() - last_print > 10000000000ULL) {
+			last_print = now_ns();
 			printf("  %ld revocations in %.0f s: %ld failed, %ld crashes, %" PRIu64
 			       " violations in holders\n",
 			       T.done, (double)(last_print - t0) / 1e9, T.done - T.ok, T.crashes,
@@ -1103,14 +1108,14 @@ static int driver(void)
 	/* Stop, let the signals in flight arrive, and collect the holders. */
 	atomic_store(&sh->stop, 1);
 	for (int h = 0; h < opt.holders; h++) {
-		uint64_t deadline = busy_now_ns() + 10000000000ULL;
+		uint64_t deadline = now_ns() + 10000000000ULL;
 		bool was_dead = hv[h].dead;
 
-		while (!hv[h].dead && busy_now_ns() < deadline) {
+		while (!hv[h].dead && now_ns() < deadline) {
 			if (waitpid(hv[h].pid, &hv[h].wstatus, WNOHANG) == hv[h].pid)
 				hv[h].dead = true;
 			else
-				busy_sleep_ns(1000000);
+				sleep_ns(1000000);
 		}
 		if (was_dead)
 			continue;
@@ -1123,14 +1128,14 @@ static int driver(void)
 		} else if (!(WIFEXITED(hv[h].wstatus) && WEXITSTATUS(hv[h].wstatus) == 0)) {
 			char s[64];
 
-			busy_describe_status(hv[h].wstatus, s, sizeof(s));
+			test_describe_status(hv[h].wstatus, s, sizeof(s));
 			note(T.first_crash, sizeof(T.first_crash), &T.crashes,
 			     "holder %d asked to exit: %s", hv[h].pid, s);
 		}
 	}
 
 	printf("  %ld revocations in %.0f s, %ld outside checks of a holder\n", T.done,
-	       (double)(busy_now_ns() - t0) / 1e9, T.outside_checks);
+	       (double)(now_ns() - t0) / 1e9, T.outside_checks);
 	for (int h = 0; h < opt.holders; h++)
 		if (atomic_load(&sh->h[h].nviol))
 			printf("  holder %d: %d violations, the first: %s\n", hv[h].pid,
@@ -1218,11 +1223,9 @@ int main(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 	}
-	pid = fork();
+	pid = test_fork();
 	if (pid == 0) {
 		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		driver_pid = getpid();
 		_exit(driver());
 	}
 	driver_child = pid;

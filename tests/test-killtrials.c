@@ -107,15 +107,13 @@ static pid_t start_command(bool list_only)
 	pid_t pid;
 
 	snprintf(timeout, sizeof(timeout), "%g", opt.timeout_s);
-	fflush(NULL);
-	pid = fork();
+	pid = test_fork();
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		sigset_t none;
 		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		/* An ignored signal stays ignored across exec (a test started in
@@ -150,13 +148,11 @@ static pid_t start_saboteur(void)
 {
 	pid_t pid;
 
-	fflush(NULL);
-	pid = fork();
+	pid = test_fork();
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (pid > 0)
 		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	for (int h = 0; h < nholders; h++)
 		for (int i = 0; i < kinds[holders[h].kind].n; i++) {
 			const struct slot *s = &sh->slot[h][i];
@@ -183,7 +179,7 @@ static pid_t start_saboteur(void)
 
 static void command_output(char *buf, size_t size)
 {
-	ssize_t n = busy_read_text(out_path, buf, size);
+	ssize_t n = read_text(out_path, buf, size);
 	char *nl;
 
 	if (n <= 0) {
@@ -208,8 +204,8 @@ static uint64_t watch_first_stop(pid_t cmd, uint64_t t0)
 		    si.si_pid == cmd)
 			return 0;
 		if (count_traced(true))
-			return busy_now_ns() - t0;
-		busy_sleep_ns(200000);
+			return now_ns() - t0;
+		sleep_ns(200000);
 	}
 }
 
@@ -224,7 +220,7 @@ static uint64_t watch_last_release(pid_t cmd, uint64_t t0)
 
 	for (;;) {
 		siginfo_t si = {0};
-		uint64_t now = busy_now_ns();
+		uint64_t now = now_ns();
 
 		if (waitid(P_PID, (id_t)cmd, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
 		    si.si_pid == cmd)
@@ -232,11 +228,11 @@ static uint64_t watch_last_release(pid_t cmd, uint64_t t0)
 		if (count_traced(true) == 0) {
 			if (++quiet == 2)
 				return now - t0;
-			busy_sleep_ns(1000000);
+			sleep_ns(1000000);
 			continue;
 		}
 		quiet = 0;
-		busy_sleep_ns(200000);
+		sleep_ns(200000);
 	}
 }
 
@@ -249,24 +245,24 @@ static void run_once(struct run *r)
 
 	make_fifo();
 	spawn_holders(opt.holders);
-	if (!holders_ready(busy_now_ns() + 10 * 1000000000ULL))
+	if (!holders_ready(now_ns() + 10 * 1000000000ULL))
 		die("the holders did not start within 10 s");
 	/* The stopped holder: SIGSTOP, and wait until the group stop is complete. */
 	{
 		struct holder *x = &holders[nholders - 1];
-		uint64_t deadline = busy_now_ns() + GRACE_NS;
+		uint64_t deadline = now_ns() + GRACE_NS;
 
 		kill(x->pid, SIGSTOP);
 		for (int i = 0; i < kinds[K_STOPPED].n; i++)
 			while (task_state(x->pid, sh->slot[nholders - 1][i].tid) != 'T')
-				if (busy_now_ns() > deadline)
+				if (now_ns() > deadline)
 					die("holder %d did not stop after SIGSTOP", x->pid);
 				else
-					busy_sleep_ns(1000000);
+					sleep_ns(1000000);
 	}
 	snapshot();
 
-	t0 = busy_now_ns();
+	t0 = now_ns();
 	cmd = r->sabotage ? start_saboteur() : start_command(r->list_only);
 	if (r->sig) {
 		struct timespec ts;
@@ -289,28 +285,28 @@ static void run_once(struct run *r)
 		    si.si_pid == cmd;
 		r->traced_at_kill = count_traced(false);
 		kill(cmd, r->sig);
-		r->kill_ns = busy_now_ns() - t0;
+		r->kill_ns = now_ns() - t0;
 	} else if (r->watch) {
 		r->first_traced_ns = watch_first_stop(cmd, t0);
 		if (r->first_traced_ns)
 			r->released_ns = watch_last_release(cmd, t0);
 	}
 	/* The command must be gone within its timeout (+2 s) of the signal. */
-	end = busy_now_ns() + (uint64_t)(opt.timeout_s * 1e9) + GRACE_NS;
+	end = now_ns() + (uint64_t)(opt.timeout_s * 1e9) + GRACE_NS;
 	for (;;) {
 		pid_t w = waitpid(cmd, &st, WNOHANG);
 
 		if (w == cmd)
 			break;
-		if (busy_now_ns() > end) {
+		if (now_ns() > end) {
 			r->cmd_timed_out = true;
 			kill(cmd, SIGKILL);
 			waitpid(cmd, &st, 0);
 			break;
 		}
-		busy_sleep_ns(200000);
+		sleep_ns(200000);
 	}
-	r->duration_ns = busy_now_ns() - t0;
+	r->duration_ns = now_ns() - t0;
 	r->cmd_status = st;
 	{
 		struct stat o;
@@ -325,7 +321,7 @@ static void run_once(struct run *r)
 		if (reap(x, false)) {
 			char s[64];
 
-			busy_describe_status(x->wstatus, s, sizeof(s));
+			test_describe_status(x->wstatus, s, sizeof(s));
 			damage(x, D_DEATH, "pid %d (%s) died: %s", x->pid, kind_name[x->kind], s);
 			continue;
 		}
@@ -452,7 +448,7 @@ static void record_trial(struct tally *t, const struct run *r, int number, uint6
 	if (r->when == W_DURING && (r->ncut || r->nhalf || r->ndamaged))
 		t->cutting++;
 	when_text(r, when, sizeof(when));
-	busy_describe_status(r->cmd_status, st, sizeof(st));
+	test_describe_status(r->cmd_status, st, sizeof(st));
 	for (int h = 0; h < nholders; h++) {
 		const struct holder *x = &holders[h];
 
@@ -612,7 +608,7 @@ static int calibrate(uint64_t *ret_duration, uint64_t *ret_window)
 		struct run r = {.list_only = i == 0, .watch = i >= 4};
 
 		run_once(&r);
-		busy_describe_status(r.cmd_status, st, sizeof(st));
+		test_describe_status(r.cmd_status, st, sizeof(st));
 		command_output(out, sizeof(out));
 		if (!WIFEXITED(r.cmd_status) || WEXITSTATUS(r.cmd_status) != 0 || r.ndamaged ||
 		    (r.list_only ? r.nintact != nholders : r.ncut != nholders)) {
@@ -665,7 +661,7 @@ static int selfcheck(void)
 	if (missed[0] || !WIFEXITED(r.cmd_status) || WEXITSTATUS(r.cmd_status) != 0) {
 		char st[64];
 
-		busy_describe_status(r.cmd_status, st, sizeof(st));
+		test_describe_status(r.cmd_status, st, sizeof(st));
 		printf("FAIL kill.selfcheck: a dying tracer that blocked every signal and changed "
 		       "rbx went unnoticed in: %s (saboteur %s)\n",
 		       missed[0] ? missed : "-", st);
@@ -822,7 +818,7 @@ static int driver(void)
 	for (int i = 0; i < NSIGS; i++) {
 		struct tally t;
 		int n = opt.trials[i];
-		uint64_t t_sig = busy_now_ns();
+		uint64_t t_sig = now_ns();
 		double share = total ? opt.budget_s * 1e9 * n / total : 0;
 
 		if (!opt.want[i] || n <= 0)
@@ -841,7 +837,7 @@ static int driver(void)
 			bool timed = k < n && k % 3 == 0;
 			int ntimed = (n + 2) / 3, slice, slices;
 			struct run r = {.sig = all_signals[i], .watch = !timed};
-			uint64_t t_trial = busy_now_ns();
+			uint64_t t_trial = now_ns();
 
 			if (timed) {
 				slice = k / 3;
@@ -863,7 +859,7 @@ static int driver(void)
 			    (double)(t_trial - t_sig) > (k < n ? share : 1.5 * share))
 				break;
 			run_once(&r);
-			record_trial(&t, &r, ++number, busy_now_ns() - t_trial);
+			record_trial(&t, &r, ++number, now_ns() - t_trial);
 		}
 		failed += report(all_signals[i], &t, n);
 	}
@@ -908,13 +904,11 @@ int main(int argc, char **argv)
 
 	/* The driver runs in a process group of its own; whatever it leaves
 	 * behind (it should leave nothing) dies with it. */
-	pid = fork();
+	pid = test_fork();
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		driver_pid = getpid();
 		_exit(driver());
 	}
 	setpgid(pid, pid);
@@ -931,7 +925,7 @@ int main(int argc, char **argv)
 	if (!WIFEXITED(st)) {
 		char s[64];
 
-		busy_describe_status(st, s, sizeof(s));
+		test_describe_status(st, s, sizeof(s));
 		printf("FAIL kill.driver: %s\n", s);
 		return 1;
 	}

@@ -72,7 +72,7 @@ static void v_tracer(int sock)
 	long r = ptrace(PTRACE_SEIZE, g_trace_pid, 0, 0);
 
 	send_msg(sock, MSG(r, r < 0 ? errno : 0));
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static struct victim trace(pid_t pid)
@@ -81,7 +81,7 @@ static struct victim trace(pid_t pid)
 	struct msg m;
 
 	g_trace_pid = pid;
-	t = spawn(v_tracer);
+	t = victim_run(v_tracer);
 	m = recv_msg(&t);
 	CHECK(m.v[0] == 0, "PTRACE_SEIZE of victim %d: %s", (int)pid, strerror((int)m.v[1]));
 	CHECK(proc_status_field(pid, "TracerPid") == t.pid, "victim %d not traced by %d", (int)pid,
@@ -94,27 +94,18 @@ static struct victim trace(pid_t pid)
 static void v_vfork_parent(int sock)
 {
 	int fd = open(tpath, O_RDWR | O_CLOEXEC);
-	pid_t pid;
 
 	if (fd < 0)
 		_exit(2);
 	send_msg(sock, MSG(getpid(), fd));
-	pid = vfork();
-	if (pid == 0) {
-		/* Only raw syscalls here: the child runs on the parent's stack. It drops
-		 * its copy of the target so that it is no holder itself. */
-		struct timespec ts = {.tv_sec = 20, .tv_nsec = 0};
-
-		syscall(SYS_close, fd);
-		syscall(SYS_nanosleep, &ts, NULL);
-		syscall(SYS_exit, 0);
-	}
-	victim_recv(sock);
+	/* The child drops its copy of the target so that it is no holder itself. */
+	test_vfork((const struct test_vf_step[]){VF_CLOSE(fd), VF_SLEEP(20), VF_EXIT(0)});
+	msg_wait(sock);
 }
 
 static struct victim spawn_vfork_parent(int *ret_fd)
 {
-	struct victim v = spawn(v_vfork_parent);
+	struct victim v = victim_run(v_vfork_parent);
 	int i;
 
 	*ret_fd = (int)recv_msg(&v).v[1];
@@ -178,10 +169,10 @@ static void t_traced_holder_ebusy(void)
 	int r, e;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
-	a = spawn(holder_main);
+	test_make_file(tpath, "hello", 0);
+	a = victim_run(holder_main);
 	recv_msg(&a);
-	b = spawn(holder_main);
+	b = victim_run(holder_main);
 	recv_msg(&b);
 	trace(a.pid);
 	r = revoke_with(0, 0, &rep);
@@ -216,10 +207,10 @@ static void t_traced_holder_best_effort(void)
 	int r, e;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
-	a = spawn(holder_main);
+	test_make_file(tpath, "hello", 0);
+	a = victim_run(holder_main);
 	recv_msg(&a);
-	b = spawn(holder_main);
+	b = victim_run(holder_main);
 	recv_msg(&b);
 	trace(a.pid);
 	r = revoke_with(REVOKE_BEST_EFFORT, 0, &rep);
@@ -250,9 +241,9 @@ static void t_vfork_holder_ebusy(void)
 	int r, e, fd;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
-	b = spawn(holder_main);
+	b = victim_run(holder_main);
 	recv_msg(&b);
 	v = spawn_vfork_parent(&fd);
 	t0 = now_ns();
@@ -288,9 +279,9 @@ static void t_vfork_holder_best_effort(void)
 	int r, e, fd;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
-	b = spawn(holder_main);
+	b = victim_run(holder_main);
 	recv_msg(&b);
 	v = spawn_vfork_parent(&fd);
 	t0 = now_ns();
@@ -321,9 +312,9 @@ static void t_vfork_holder_plain_revoke(void)
 	int r, e, fd;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
-	b = spawn(holder_main);
+	b = victim_run(holder_main);
 	recv_msg(&b);
 	v = spawn_vfork_parent(&fd);
 	setenv("REVOKE_ENGINE", "ptrace", 1); /* this process only: the case's own child */
@@ -353,10 +344,8 @@ static void v_unpriv_holder(int sock)
 
 	if (fd < 0)
 		_exit(2);
-	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+	if (test_become(65534, 65534, TEST_BECOME_DUMPABLE) < 0)
 		_exit(2);
-	prctl(PR_SET_DUMPABLE, 1);
-	prctl(PR_SET_PDEATHSIG, SIGKILL); /* the uid change cleared it */
 	if (g_seccomp) {
 		scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 
@@ -377,9 +366,8 @@ static void v_unpriv_caller(int sock)
 	struct msg reason = {{0}};
 	int r, e;
 
-	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+	if (test_become(65534, 65534, 0) < 0)
 		_exit(2);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	r = revoke_with(g_caller_flags, 0, &rep);
 	e = errno;
 	s = find_holder(rep, g_holders[0]);
@@ -394,7 +382,7 @@ static void v_unpriv_caller(int sock)
 		memcpy(reason.v, s->reason, sizeof(reason.v) - 1);
 	send_msg(sock, reason);
 	revoke_report_free(rep);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void unprivileged_seccomp_case(unsigned int flags)
@@ -403,20 +391,20 @@ static void unprivileged_seccomp_case(unsigned int flags)
 	struct msg m, reason;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	CHECK(chown(tpath, 65534, 65534) == 0, "chown: %s", strerror(errno));
 	CHECK(chmod(tdir, 0755) == 0, "chmod: %s", strerror(errno));
 	g_seccomp = true;
-	s = spawn(v_unpriv_holder);
+	s = victim_run(v_unpriv_holder);
 	recv_msg(&s);
 	g_seccomp = false;
-	o = spawn(v_unpriv_holder);
+	o = victim_run(v_unpriv_holder);
 	recv_msg(&o);
 	CHECK(proc_status_field(s.pid, "Seccomp") == 2, "holder has no seccomp filter");
 	g_holders[0] = s.pid;
 	g_holders[1] = o.pid;
 	g_caller_flags = flags;
-	c = spawn(v_unpriv_caller);
+	c = victim_run(v_unpriv_caller);
 	m = recv_msg(&c);
 	reason = recv_msg(&c);
 	((char *)reason.v)[sizeof(reason.v) - 1] = 0;
@@ -475,10 +463,10 @@ static void t_failure_keeps_stopped_holder_stopped(void)
 	char st;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
-	a = spawn(holder_main);
+	test_make_file(tpath, "hello", 0);
+	a = victim_run(holder_main);
 	recv_msg(&a);
-	b = spawn(holder_main);
+	b = victim_run(holder_main);
 	recv_msg(&b);
 	trace(a.pid);
 	CHECK(kill(b.pid, SIGSTOP) == 0, "kill: %s", strerror(errno));
@@ -511,7 +499,7 @@ static void v_mapper(int sock)
 	close(fd); /* only the mapping is left */
 	send_msg(sock, MSG(getpid()));
 	for (int i = 0; i < 100; i++) {
-		victim_recv(sock);
+		msg_wait(sock);
 		send_msg(sock, MSG(p[0], p[1])); /* SIGBUS here if it was cut */
 	}
 }
@@ -525,10 +513,10 @@ static void t_failure_leaves_mappings(void)
 	int r, e;
 
 	make_scratch();
-	make_file(tpath, "hello", 4096);
-	a = spawn(holder_main);
+	test_make_file(tpath, "hello", 4096);
+	a = victim_run(holder_main);
 	recv_msg(&a);
-	m = spawn(v_mapper);
+	m = victim_run(v_mapper);
 	recv_msg(&m);
 	trace(a.pid);
 	r = revoke_with(0, 0, &rep);
@@ -552,29 +540,16 @@ static void t_failure_leaves_mappings(void)
 static void v_vfork_child_holder(int sock)
 {
 	int res[2], go[2];
-	pid_t pid;
 
 	if (pipe2(res, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0)
 		_exit(2);
 	send_msg(sock, MSG(getpid(), res[0], go[1]));
-	pid = vfork();
-	if (pid == 0) {
-		/* Raw syscalls only (the parent's stack). The child alone opens the
-		 * target, waits through the revoke (for a byte on GO), then reports
-		 * read()'s errno. */
-		long fd = syscall(SYS_openat, AT_FDCWD, tpath, O_RDONLY | O_CLOEXEC);
-		unsigned char e;
-		char b;
-
-		if (fd < 0)
-			syscall(SYS_exit, 2);
-		syscall(SYS_write, res[1], "s", 1); /* waiting now */
-		syscall(SYS_read, go[0], &b, 1);
-		e = syscall(SYS_read, fd, &b, 1) < 0 ? (unsigned char)errno : 0;
-		syscall(SYS_write, res[1], &e, 1);
-		syscall(SYS_exit, 0);
-	}
-	victim_recv(sock);
+	/* The child alone opens the target, says it waits now ("s"), waits
+	 * through the revoke (for a byte on GO), then reports read()'s errno. */
+	test_vfork((const struct test_vf_step[]){VF_OPEN(tpath, O_RDONLY | O_CLOEXEC, 2),
+						 VF_WRITE(res[1], "s"), VF_READ(go[0]),
+						 VF_READ_FD(res[1]), VF_EXIT(0)});
+	msg_wait(sock);
 }
 
 static void t_vfork_child_holder_cut(void)
@@ -587,8 +562,8 @@ static void t_vfork_child_holder_cut(void)
 	int i, res, go;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
-	v = spawn(v_vfork_child_holder);
+	test_make_file(tpath, "hello", 0);
+	v = victim_run(v_vfork_child_holder);
 	m = recv_msg(&v);
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)v.pid, (int)m.v[1]);
 	res = open(path, O_RDONLY | O_CLOEXEC); /* our own copy of the result pipe */
@@ -642,7 +617,7 @@ static void v_full_table(int sock)
 		n += fcntl(i, F_GETFD) >= 0;
 	send_msg(sock, MSG(getpid(), fd, n));
 	for (;;) {
-		struct msg m = victim_recv(sock);
+		struct msg m = msg_wait(sock);
 		char b[8];
 		ssize_t r;
 
@@ -671,9 +646,9 @@ static void t_full_fd_table_cut(void)
 	struct msg m, after;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	g_hard = 4096;
-	v = spawn(v_full_table);
+	v = victim_run(v_full_table);
 	m = recv_msg(&v);
 	CHECK(m.v[2] == 64, "the holder has %lld descriptors, not a full table of 64",
 	      (long long)m.v[2]);
@@ -711,12 +686,12 @@ static void t_full_fd_table_hard_limit(void)
 	int r, e;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	g_hard = 64;
-	v = spawn(v_full_table);
+	v = victim_run(v_full_table);
 	recv_msg(&v);
 	for (size_t i = 0; i < ARRAY_SIZE(others); i++) {
-		others[i] = spawn(holder_main);
+		others[i] = victim_run(holder_main);
 		recv_msg(&others[i]);
 	}
 	r = revoke_with(0, 0, &rep);
@@ -770,8 +745,7 @@ static int run_command(const char *fault)
 	pid_t pid;
 
 	snprintf(cmd, sizeof(cmd), "%s/tools/revoke", REVOKE_BUILDDIR);
-	fflush(NULL);
-	pid = fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
@@ -801,9 +775,9 @@ static void t_killed_then_again(void)
 	int status;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
-		v[i] = spawn(holder_main);
+		v[i] = victim_run(holder_main);
 		recv_msg(&v[i]);
 	}
 	status = run_command("entered");

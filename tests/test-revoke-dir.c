@@ -17,8 +17,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <grp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "harness.h"
 #include "revoke.h"
+#include "call.h"
+#include "fork.h"
+#include "proc.h"
+#include "scratch.h"
 #include "victim.h"
 
 static struct victim_res v_path_op(struct victim *v, int op, const char *path, int flags)

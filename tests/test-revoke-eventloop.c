@@ -116,7 +116,7 @@ static void v_waiter(int sock)
 	rd = (int)read(HOLD_FD, &c, 1);
 	rde = rd < 0 ? errno : 0;
 	send_msg(sock, MSG(r, e, events, data, rd, rde));
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void check(int kind, int how)
@@ -136,7 +136,7 @@ static void check(int kind, int how)
 		      strerror(errno));
 		close(slave);
 	}
-	v = spawn(v_waiter);
+	v = victim_run(v_waiter);
 	recv_msg(&v);
 	recv_msg(&v);
 	/* Asleep in its wait. */

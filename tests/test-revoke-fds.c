@@ -18,17 +18,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <grp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "harness.h"
 #include "revoke.h"
+#include "call.h"
+#include "fork.h"
+#include "proc.h"
+#include "scratch.h"
 #include "victim.h"
-
-/* Whether revoke goes to the native syscalls here (as conform.h decides). */
-static bool engine_native(void)
-{
-	const char *e = getenv("REVOKE_ENGINE");
-
-	return access("/sys/kernel/revoke/syscalls", F_OK) == 0 && !(e && strcmp(e, "ptrace") == 0);
-}
 
 #define FILE_PATH "/tmp/file"
 #define FILE_DATA "0123456789"
@@ -260,7 +275,7 @@ static void stopped_process_cut_stays_stopped(void)
 	CHECK(waitpid(v.pid, &status, WUNTRACED) == v.pid && WIFSTOPPED(status),
 	      "the victim did not stop");
 	do_revoke();
-	st = victim_state(v.pid);
+	st = proc_state(v.pid);
 	CHECK(st == 'T', "the stopped victim is '%c' after revoke, not 'T'", st ? st : '?');
 	CHECK(kill(v.pid, SIGCONT) == 0, "SIGCONT: %m");
 	r = victim_read(&v, fd, 1);
@@ -431,15 +446,13 @@ static void other_uid_holder_cut(void)
 	test_scratch();
 	test_write_file(FILE_PATH, FILE_DATA); /* 0644: readable by anyone */
 	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0, "socketpair: %m");
-	v.pid = fork();
+	v.pid = test_fork();
 	CHECK(v.pid >= 0, "fork: %m");
 	if (v.pid == 0) {
 		close(sp[0]);
-		if (setgroups(0, NULL) < 0 ||
-		    setresgid(TEST_NOBODY, TEST_NOBODY, TEST_NOBODY) < 0 ||
-		    setresuid(TEST_NOBODY, TEST_NOBODY, TEST_NOBODY) < 0)
+		if (test_become(TEST_NOBODY, TEST_NOBODY, TEST_BECOME_NOGROUPS) < 0)
 			_exit(1);
-		victim_become(sp[1]); /* after the uid change, which clears PDEATHSIG */
+		victim_become(sp[1]);
 	}
 	close(sp[1]);
 	v.sock = sp[0];

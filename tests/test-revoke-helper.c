@@ -51,7 +51,7 @@ static void need_root(void)
 
 static void become(uid_t uid)
 {
-	if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+	if (test_become(uid, uid, TEST_BECOME_NOGROUPS) < 0)
 		_exit(90);
 }
 
@@ -88,14 +88,12 @@ static void start_daemon(const char *const *args)
 
 	snprintf(sock_path, sizeof(sock_path), "%s/sock", tdir);
 	snprintf(log_path, sizeof(log_path), "%s/log", tdir);
-	fflush(NULL);
-	pid = fork();
+	pid = test_fork_sig(SIGTERM); /* revoked exits cleanly on SIGTERM */
 	CHECK(pid >= 0, "fork: %m");
 	if (pid == 0) {
 		const char *argv[16] = {program("revoked"), "--socket", sock_path, "--stderr"};
 		int n = 4, log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (log >= 0)
 			dup2(log, 2);
 		for (size_t i = 0; args && args[i] && n < 15; i++)
@@ -163,7 +161,7 @@ static void other_holder(int sock)
 	tty = isatty(fd);
 	send_msg(sock, MSG(getpid(), fd));
 	for (;;) {
-		struct msg m = victim_recv(sock);
+		struct msg m = msg_wait(sock);
 		char b[8] = {0};
 		ssize_t r;
 
@@ -182,7 +180,7 @@ static struct victim hold(const char *path, uid_t uid)
 
 	hold_path = path;
 	hold_uid = uid;
-	v = spawn(other_holder);
+	v = victim_run(other_holder);
 	m = recv_msg(&v);
 	CHECK(m.v[0] == v.pid, "holder %d did not open %s", (int)v.pid, path);
 	return v;
@@ -213,7 +211,7 @@ static int holder_read_errno(const struct victim *v)
 
 static void make_owned_file(const char *path, uid_t uid)
 {
-	make_file(path, "hello", 0);
+	test_make_file(path, "hello", 0);
 	CHECK(chown(path, uid, uid) == 0, "chown: %m");
 	CHECK(chmod(path, 0666) == 0, "chmod: %m");
 }
@@ -248,8 +246,7 @@ static pid_t lib_client_start(uid_t uid, const char *path, unsigned int flags, i
 	pid_t pid;
 
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
-	fflush(NULL);
-	pid = fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %m");
 	if (pid == 0) {
 		struct revoke_opts o = {
@@ -343,8 +340,7 @@ static int cmd_revoke_as(uid_t uid, const char *path, const char *opt, char *err
 	pid_t pid;
 
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
-	fflush(NULL);
-	pid = fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %m");
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
@@ -586,7 +582,7 @@ static void t_frevoke_keeps_own(void)
 	b = hold(tpath, UID_B);
 	start_daemon(NULL);
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
-	pid = fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %m");
 	if (pid == 0) {
 		char c[5];
@@ -647,7 +643,7 @@ static void t_swap_during_request(void)
 	CHECK(chown(tdir, UID_A, UID_A) == 0, "chown: %m");
 
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
-	pid = fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %m");
 	if (pid == 0) {
 		int fd;
@@ -680,10 +676,9 @@ static void t_swap_during_request(void)
 	CHECK_ALIVE(&secret_root, false);
 
 	/* The race, many times over, through the library. */
-	flipper = fork();
+	flipper = test_fork();
 	CHECK(flipper >= 0, "fork: %m");
 	if (flipper == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		become(UID_A);
 		for (unsigned int i = 0;; i++) {
 			unlink(tmp_link);
@@ -732,14 +727,13 @@ static void t_flood(void)
 	start_daemon(args);
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
 	for (int i = 0; i < 6; i++) {
-		flooders[i] = fork();
+		flooders[i] = test_fork();
 		CHECK(flooders[i] >= 0, "fork: %m");
 		if (flooders[i] == 0) {
 			uint64_t end = now_ns() + 4000000000ull;
 			unsigned int counts[2] = {0, 0};
 			int fd;
 
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			become(UID_D);
 			fd = open(dfile, O_PATH | O_CLOEXEC);
 			while (now_ns() < end) {
@@ -914,25 +908,20 @@ static struct victim slow_holder(const char *path, uid_t uid)
 	int sv[2];
 
 	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0, "socketpair: %m");
-	fflush(NULL);
-	v.pid = fork();
+	v.pid = test_fork();
 	CHECK(v.pid >= 0, "fork: %m");
 	if (v.pid == 0) {
 		int fd;
-		long c;
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		become(uid);
 		fd = open(path, O_RDWR | O_CLOEXEC);
 		if (fd < 0)
 			_exit(2);
 		send_msg(sv[1], MSG(getpid(), fd));
-		c = syscall(SYS_clone, CLONE_VFORK | SIGCHLD, 0, NULL, NULL, 0);
-		if (c == 0) {
+		if (test_clone_vfork() == 0) {
 			/* Not a holder itself: it may outlive the parent by a
 			 * moment when the case kills it. */
 			close(fd);
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			sleep(60);
 			_exit(0);
 		}
@@ -1122,7 +1111,7 @@ static void t_no_lockout(void)
 	open_scratch();
 	make_owned_file(tpath, UID_A);
 	snprintf(other, sizeof(other), "%s/root-file", tdir);
-	make_file(other, "hello", 0);
+	test_make_file(other, "hello", 0);
 	v = slow_holder(tpath, UID_A);
 	start_daemon(NULL);
 	client = lib_client_start(UID_A, tpath, REVOKE_HELPER, 30000, &res_fd);
@@ -1165,8 +1154,7 @@ static void t_too_many_paths(void)
 	b = hold(names[7], UID_B);
 	start_daemon(NULL);
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
-	fflush(NULL);
-	pid = fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %m");
 	if (pid == 0) {
 		const char *cmd = program_for_users();

@@ -67,12 +67,11 @@ static struct h32 start(const char *mode, const char *path)
 	signal(SIGPIPE, SIG_IGN);
 	CHECK(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0,
 	      "pipe2: %s", strerror(errno));
-	h.pid = fork();
+	h.pid = test_fork();
 	CHECK(h.pid >= 0, "fork: %s", strerror(errno));
 	if (h.pid == 0) {
 		char *argv[] = {holder_path, (char *)mode, (char *)path, NULL};
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		execv(holder_path, argv);
@@ -197,7 +196,7 @@ static void test_hold(void)
 	struct h32 h;
 
 	make_scratch();
-	make_file(tpath, "x", 0);
+	test_make_file(tpath, "x", 0);
 	h = start("hold", tpath);
 	CHECK(wait_in_syscall(h.pid, h.pid, __NR_read, -1), "not blocked in read");
 	check_cut(&h, tpath);
@@ -211,7 +210,7 @@ static void test_map_sigbus(void)
 	struct h32 h;
 
 	make_scratch();
-	make_file(tpath, "m", 4096);
+	test_make_file(tpath, "m", 4096);
 	h = start("map", tpath);
 	check_cut(&h, tpath);
 	finish(&h, line, sizeof(line));
@@ -245,10 +244,10 @@ static void test_registers(void)
 	struct h32 h;
 
 	make_scratch();
-	make_file(tpath, "r", 0);
+	test_make_file(tpath, "r", 0);
 	for (int i = 1; i <= 2; i++) {
 		snprintf(more[i], sizeof(more[i]), "%s.%d", tpath, i);
-		make_file(more[i], "r", 0);
+		test_make_file(more[i], "r", 0);
 	}
 	snprintf(more[0], sizeof(more[0]), "%s", tpath);
 	h = start("regs", tpath);
@@ -379,7 +378,7 @@ static int trial(int k, const char *fault, unsigned int delay_us, char *why, siz
 	pid_t pid;
 
 	trial_start(&t, k);
-	pid = fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
@@ -422,7 +421,7 @@ static void test_kill_faults(void)
 	int died = 0;
 
 	make_scratch();
-	make_file(tpath, "m", 4096);
+	test_make_file(tpath, "m", 4096);
 	for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++)
 		died += trial((int)i, points[i], 0, why, sizeof(why));
 	/* The points are on every run's way: most must have been reached. */
@@ -434,7 +433,7 @@ static void test_kill_delays(void)
 	char why[512];
 
 	make_scratch();
-	make_file(tpath, "m", 4096);
+	test_make_file(tpath, "m", 4096);
 	for (int i = 0; i < 8; i++)
 		trial(100 + i, NULL, 5000u + 25000u * (unsigned int)i, why, sizeof(why));
 }

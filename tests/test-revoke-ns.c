@@ -13,8 +13,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <grp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "harness.h"
 #include "revoke.h"
+#include "call.h"
+#include "fork.h"
+#include "proc.h"
+#include "scratch.h"
 #include "victim.h"
 
 /*
@@ -28,21 +51,20 @@ static pid_t ns_victim(struct victim *v, void (*setup)(void))
 	pid_t mid;
 
 	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0, "socketpair: %m");
-	mid = fork();
+	mid = test_fork();
 	CHECK(mid >= 0, "fork: %m");
 	if (mid == 0) {
 		pid_t pid;
 		int status;
 
 		close(sp[0]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (unshare(CLONE_NEWPID | CLONE_NEWNS) < 0)
 			test_fail("unshare(CLONE_NEWPID|CLONE_NEWNS): %m");
 		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 			test_fail("make / private: %m");
 		if (setup)
 			setup();
-		pid = fork();
+		pid = test_fork();
 		if (pid == 0)
 			victim_become(sp[1]);
 		close(sp[1]);

@@ -33,8 +33,31 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <grp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "harness.h"
 #include "revoke.h"
+#include "call.h"
+#include "fork.h"
+#include "proc.h"
+#include "scratch.h"
 #include "victim.h"
 
 #define SECRET "/tmp/revoke-ns-secret"
@@ -47,18 +70,17 @@ static void container_start(struct victim *v)
 
 	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0, "socketpair: %m");
 	CHECK(pipe2(pp, O_CLOEXEC) == 0, "pipe: %m");
-	c = fork();
+	c = test_fork();
 	CHECK(c >= 0, "fork: %m");
 	if (c == 0) {
 		pid_t p;
 		int status;
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(sp[0]);
 		if (unshare(CLONE_NEWNS | CLONE_NEWPID) < 0 ||
 		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 			_exit(3);
-		p = fork();
+		p = test_fork();
 		if (p == 0) {
 			if (mount("revoke-ns", "/tmp", "tmpfs", 0, "mode=1777") < 0)
 				_exit(4);
@@ -246,7 +268,7 @@ static void t_ns_errors(void)
 		CHECK(rc == -1 && errno == EINVAL, "frevoke_ex with ns_pid: %d (%s), not EINVAL",
 		      rc, strerror(errno));
 	}
-	gone = fork();
+	gone = test_fork();
 	CHECK(gone >= 0, "fork: %m");
 	if (gone == 0)
 		_exit(0);

@@ -110,18 +110,14 @@ static int fds_referring(pid_t pid, const struct stat *st, int *ret_fd)
 static void v_forker(int sock)
 {
 	int fd = open(tpath, O_RDONLY | O_CLOEXEC);
-	pid_t me = getpid();
 	int i;
 
 	if (fd < 0)
 		_exit(2);
 	for (i = 0; i < NFORKS; i++) {
-		pid_t pid = fork();
+		pid_t pid = test_fork();
 
 		if (pid == 0) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (getppid() != me)
-				_exit(0);
 			close(sock);
 			msleep(30000);
 			_exit(0);
@@ -131,7 +127,7 @@ static void v_forker(int sock)
 		msleep(4);
 	}
 	send_msg(sock, MSG(getpid(), i));
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void t_forking_holder(void)
@@ -143,9 +139,9 @@ static void t_forking_holder(void)
 	struct msg m;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
-	v = spawn(v_forker);
+	v = victim_run(v_forker);
 	recv_msg(&v);
 	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
 	n = descendants(getpid(), pids, 4096);
@@ -208,14 +204,14 @@ static void v_dupper(int sock)
 		if (pthread_create(&t[i], NULL, dupper, NULL) != 0)
 			_exit(2);
 	send_msg(sock, MSG(getpid(), g_fd));
-	victim_recv(sock);
+	msg_wait(sock);
 	g_stop = 1;
 	for (int i = 0; i < NDUPPERS; i++)
 		pthread_join(t[i], NULL);
 	errno = 0;
 	r = read(g_fd, &b, 1);
 	send_msg(sock, MSG(r, r < 0 ? errno : 0));
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void t_dup_loop_threads(void)
@@ -226,9 +222,9 @@ static void t_dup_loop_threads(void)
 	int n, fd = -1;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
-	v = spawn(v_dupper);
+	v = victim_run(v_dupper);
 	recv_msg(&v);
 	/* Until the threads have dup()ed (milliseconds; longer under QEMU's TCG). */
 	for (int i = 0; (n = fds_referring(v.pid, &st, &fd)) <= 1 && i < 200; i++)
@@ -260,7 +256,7 @@ static void v_exiter(int sock)
 	if (fd < 0)
 		_exit(2);
 	send_msg(sock, MSG(getpid()));
-	victim_recv(sock);
+	msg_wait(sock);
 	ts = (struct timespec){.tv_sec = 0, .tv_nsec = g_delay_us * 1000L};
 	if (g_delay_us)
 		nanosleep(&ts, NULL);
@@ -272,15 +268,15 @@ static void t_holders_exit_during(void)
 	struct victim ex[NEXITERS], stay[NSTAYERS];
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	for (int round = 0; round < 4; round++) {
 		for (int i = 0; i < NSTAYERS; i++) {
-			stay[i] = spawn(holder_main);
+			stay[i] = victim_run(holder_main);
 			recv_msg(&stay[i]);
 		}
 		for (int i = 0; i < NEXITERS; i++) {
 			g_delay_us = i * (round + 1) * 500; /* staggered over 0..30 ms */
-			ex[i] = spawn(v_exiter);
+			ex[i] = victim_run(v_exiter);
 			recv_msg(&ex[i]);
 		}
 		for (int i = 0; i < NEXITERS; i++)
@@ -328,14 +324,14 @@ static void t_holder_killed_during(void)
 	int r;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	for (int round = 0; round < 8; round++) {
-		a = spawn(holder_main);
+		a = victim_run(holder_main);
 		recv_msg(&a);
 		/* Others, so that the call lasts long enough for the kill to land
 		 * while the holder is stopped. */
 		for (int i = 0; i < NOTHERS; i++) {
-			b[i] = spawn(holder_main);
+			b[i] = victim_run(holder_main);
 			recv_msg(&b[i]);
 		}
 		g_kill_pid = a.pid;
@@ -371,14 +367,14 @@ static void v_caller(int sock)
 	size_t cut = 0;
 	int r, e;
 
-	victim_recv(sock);
+	msg_wait(sock);
 	r = revoke_ex(&path, 1, &o, &rep);
 	e = errno;
 	for (size_t i = 0; rep && i < rep->nholders; i++)
 		cut += rep->holders[i].state == REVOKE_STATE_CUT;
 	send_msg(sock, MSG(r, r < 0 ? e : 0, rep ? (int64_t)rep->nholders : -1, (int64_t)cut));
 	revoke_report_free(rep);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 /* Two, three, then ten callers revoking the same file at once: every one
@@ -396,17 +392,17 @@ static void t_concurrent_revokes(void)
 	struct msg m;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	for (int round = 0; round < 3; round++) {
 		int n = ncallers[round];
 		int64_t listed = 0, cut = 0;
 
 		for (int i = 0; i < NHOLD; i++) {
-			h[i] = spawn(holder_main);
+			h[i] = victim_run(holder_main);
 			recv_msg(&h[i]);
 		}
 		for (int i = 0; i < n; i++)
-			c[i] = spawn(v_caller);
+			c[i] = victim_run(v_caller);
 		for (int i = 0; i < n; i++)
 			send_msg(c[i].sock, MSG(CMD_GO));
 		for (int i = 0; i < n; i++) {
@@ -435,7 +431,7 @@ static void t_concurrent_revokes(void)
 			close(c[i].sock);
 		/* A fresh file for the next round: the old one is revoked. */
 		unlink(tpath);
-		make_file(tpath, "hello", 0);
+		test_make_file(tpath, "hello", 0);
 	}
 }
 
@@ -448,11 +444,11 @@ static void v_caller_of(int sock)
 {
 	int r, e;
 
-	victim_recv(sock);
+	msg_wait(sock);
 	r = revoke_explained(g_files[g_which]);
 	e = errno;
 	send_msg(sock, MSG(r, r < 0 ? e : 0));
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 /* Holds every file of g_files; on CMD_READ reports how many still read. */
@@ -467,7 +463,7 @@ static void v_multi_holder(int sock)
 	}
 	send_msg(sock, MSG(getpid()));
 	for (;;) {
-		struct msg m = victim_recv(sock);
+		struct msg m = msg_wait(sock);
 		int readable = 0;
 		char b;
 
@@ -487,15 +483,15 @@ static void t_concurrent_shared_holders(void)
 	make_scratch();
 	for (int i = 0; i < NCALLERS; i++) {
 		snprintf(g_files[i], sizeof(g_files[i]), "%s/f%d", tdir, i);
-		make_file(g_files[i], "hello", 0);
+		test_make_file(g_files[i], "hello", 0);
 	}
 	for (int i = 0; i < NHOLD; i++) {
-		h[i] = spawn(v_multi_holder);
+		h[i] = victim_run(v_multi_holder);
 		recv_msg(&h[i]);
 	}
 	for (int i = 0; i < NCALLERS; i++) {
 		g_which = i;
-		c[i] = spawn(v_caller_of);
+		c[i] = victim_run(v_caller_of);
 	}
 	for (int i = 0; i < NCALLERS; i++)
 		send_msg(c[i].sock, MSG(CMD_GO));
@@ -553,7 +549,7 @@ static void v_thread_spawner(int sock)
 		msleep(3);
 	}
 	send_msg(sock, MSG(-1, i));
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void t_threads_spawning_during(void)
@@ -564,7 +560,7 @@ static void t_threads_spawning_during(void)
 
 	make_scratch();
 	CHECK(mkfifo(tpath, 0600) == 0, "mkfifo: %s", strerror(errno));
-	v = spawn(v_thread_spawner);
+	v = victim_run(v_thread_spawner);
 	m = recv_msg(&v);
 	CHECK(m.v[0] == -2, "victim did not start");
 	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
@@ -592,7 +588,7 @@ static void v_execer(int sock)
 	if (fd < 0)
 		_exit(2);
 	send_msg(sock, MSG(getpid(), fd));
-	victim_recv(sock);
+	msg_wait(sock);
 	execl("/bin/sleep", "sleep", "30", (char *)NULL);
 	_exit(127);
 }
@@ -602,10 +598,10 @@ static void t_holder_execs_during(void)
 	struct stat st;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
 	for (int round = 0; round < 6; round++) {
-		struct victim v = spawn(v_execer);
+		struct victim v = victim_run(v_execer);
 		int fd = (int)recv_msg(&v).v[1], n, first = -1;
 		char s;
 
@@ -638,8 +634,8 @@ static void t_one_ptrace_revoke_per_user(void)
 	int fd;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
-	v = spawn(holder_main);
+	test_make_file(tpath, "hello", 0);
+	v = victim_run(holder_main);
 	recv_msg(&v);
 	if (geteuid() == 0)
 		snprintf(lock, sizeof(lock), "/run/librevoke.lock");

@@ -47,12 +47,11 @@ static void v_listed(int sock)
 		_exit(2);
 	if (prctl(PR_SET_NAME, VICTIM_NAME) < 0)
 		_exit(2);
-	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+	if (test_become(65534, 65534, 0) < 0)
 		_exit(2);
-	prctl(PR_SET_PDEATHSIG, SIGKILL); /* a uid change cleared it */
 	send_msg(sock, MSG(getpid(), (int64_t)(uintptr_t)p));
 	for (int i = 0; i < 100; i++) {
-		struct msg m = victim_recv(sock);
+		struct msg m = msg_wait(sock);
 		char b[8] = {0};
 		ssize_t r;
 
@@ -85,11 +84,11 @@ static void t_list_only_fields(void)
 	uint64_t addr;
 
 	make_scratch();
-	make_file(tpath, "hello", MAP_LEN);
+	test_make_file(tpath, "hello", MAP_LEN);
 	CHECK(chown(tpath, 65534, 65534) == 0, "chown: %s", strerror(errno));
 	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
 	paths[0] = tpath;
-	v = spawn(v_listed);
+	v = victim_run(v_listed);
 	m = recv_msg(&v);
 	addr = (uint64_t)m.v[1];
 	CHECK(revoke_with(paths, 1, REVOKE_LIST_ONLY, &rep) == 0, "revoke_ex(LIST_ONLY): %s",
@@ -179,10 +178,10 @@ static void t_cut_states_and_times(void)
 	int r;
 
 	make_scratch();
-	make_file(tpath, "hello", MAP_LEN);
+	test_make_file(tpath, "hello", MAP_LEN);
 	paths[0] = tpath;
 	for (int i = 0; i < 3; i++) {
-		v[i] = spawn(v_fd_and_map);
+		v[i] = victim_run(v_fd_and_map);
 		recv_msg(&v[i]);
 	}
 	r = revoke_with(paths, 1, 0, &rep);
@@ -243,10 +242,10 @@ static void t_holders_sorted_by_pid(void)
 	struct victim v[6];
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	paths[0] = tpath;
 	for (int i = 0; i < 6; i++) {
-		v[i] = spawn(holder_main);
+		v[i] = victim_run(holder_main);
 		recv_msg(&v[i]);
 	}
 	CHECK(revoke_with(paths, 1, REVOKE_LIST_ONLY, &rep) == 0, "revoke_ex: %s", strerror(errno));
@@ -272,10 +271,10 @@ static void t_many_holders_in_groups(void)
 	bool native = engine_native();
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	paths[0] = tpath;
 	for (int i = 0; i < NMANY; i++) {
-		v[i] = spawn(holder_main);
+		v[i] = victim_run(holder_main);
 		recv_msg(&v[i]);
 	}
 	/* 300 holders to scan take longer than the default 5 s under QEMU's
@@ -337,14 +336,14 @@ static void t_two_targets(void)
 	struct victim a, b;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	snprintf(tpath2, sizeof(tpath2), "%s/second", tdir);
-	make_file(tpath2, "howdy", 0);
+	test_make_file(tpath2, "howdy", 0);
 	paths[0] = tpath;
 	paths[1] = tpath2;
-	a = spawn(holder_main);
+	a = victim_run(holder_main);
 	recv_msg(&a);
-	b = spawn(v_holds_second);
+	b = victim_run(v_holds_second);
 	recv_msg(&b);
 	CHECK(revoke_with(paths, 2, 0, &rep) == 0, "revoke_ex of two targets: %s", strerror(errno));
 	CHECK(rep && rep->ntargets == 2, "%zu targets", rep ? rep->ntargets : 0);
@@ -454,11 +453,11 @@ static void t_caller_listed_and_cut(void)
 	int fd;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	paths[0] = tpath;
 	fd = open(tpath, O_RDONLY | O_CLOEXEC);
 	CHECK(fd >= 0, "open: %s", strerror(errno));
-	v = spawn(holder_main);
+	v = victim_run(holder_main);
 	recv_msg(&v);
 	CHECK(revoke_with(paths, 1, REVOKE_LIST_ONLY, &rep) == 0, "revoke_ex(LIST_ONLY): %s",
 	      strerror(errno));

@@ -29,10 +29,9 @@ static void fuse_up(void)
 		SKIP("%s not built (no libfuse3)", helper);
 	CHECK(mkdtemp(mnt), "mkdtemp: %s", strerror(errno));
 	snprintf(file, sizeof(file), "%s/file", mnt);
-	daemon_pid = fork();
+	daemon_pid = test_fork();
 	CHECK(daemon_pid >= 0, "fork: %s", strerror(errno));
 	if (daemon_pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execl(helper, helper, mnt, (char *)NULL);
 		_exit(127);
 	}
@@ -52,12 +51,11 @@ static void fuse_up(void)
 static void fuse_hang(void)
 {
 	kill(daemon_pid, SIGUSR1);
-	prober = fork();
+	prober = test_fork();
 	CHECK(prober >= 0, "fork: %s", strerror(errno));
 	if (prober == 0) {
 		struct stat st;
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		stat(file, &st);
 		_exit(0);
 	}
@@ -76,7 +74,7 @@ static void fuse_down(void)
 		waitpid(daemon_pid, NULL, 0);
 	}
 	if (umount2(mnt, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT) {
-		pid_t u = fork();
+		pid_t u = test_fork();
 
 		if (u == 0) {
 			execlp("fusermount3", "fusermount3", "-u", "-z", mnt, (char *)NULL);
@@ -149,10 +147,9 @@ static void t_command_on_hung_fuse(void)
 	snprintf(cmd, sizeof(cmd), "%s/tools/revoke", REVOKE_BUILDDIR);
 	CHECK(pipe2(pipefd, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
 	t0 = now_ns();
-	pid = fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(pipefd[1], 2);
 		execl(cmd, cmd, "-t", "1", file, (char *)NULL);
 		_exit(127);
@@ -200,9 +197,9 @@ static void v_fuse_reader(int sock)
 	if (fd < 0)
 		_exit(2);
 	send_msg(sock, MSG(getpid(), fd));
-	victim_recv(sock);
+	msg_wait(sock);
 	(void)read(fd, b, sizeof(b));
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void t_holder_stuck_in_fuse(void)
@@ -214,7 +211,7 @@ static void t_holder_stuck_in_fuse(void)
 	int r, e, fd;
 
 	fuse_up();
-	v = spawn(v_fuse_reader);
+	v = victim_run(v_fuse_reader);
 	fd = (int)recv_msg(&v).v[1];
 	fuse_hang();
 	send_msg(v.sock, MSG(CMD_GO));
@@ -275,7 +272,7 @@ static void t_cut_outlasts_timeout(void)
 	fuse_up();
 	unsetenv("FUSEHANG_FLUSH_MS");
 	for (size_t i = 0; i < 20; i++) {
-		v[i] = spawn(v_fuse_holder);
+		v[i] = victim_run(v_fuse_holder);
 		recv_msg(&v[i]);
 	}
 	r = revoke_timed(file, REVOKE_ENGINE_USERSPACE, 600, &rep, &ns);

@@ -81,7 +81,7 @@ static void v_blocked_read(int sock)
 		_exit(2);
 	pthread_join(t, NULL);
 	check_own_fd_dead(sock);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 /* Check the victim's report of its own target descriptor: read gives EBADF. */
@@ -112,9 +112,9 @@ static void blocked_read_case(void (*before_revoke)(const struct victim *v))
 	pid_t tid;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	CHECK(pipe2(g_pipe, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
-	v = spawn(v_blocked_read);
+	v = victim_run(v_blocked_read);
 	tid = (pid_t)recv_msg(&v).v[0];
 	CHECK(wait_in_syscall(v.pid, tid, SYS_read, -1), "victim thread %d never blocked in read",
 	      tid);
@@ -181,9 +181,9 @@ static void v_nanosleep(int sock)
 	send_msg(sock, MSG(r, e, (int64_t)(now_ns() - t0)));
 	/* Not before the revoke has returned: on a loaded machine it can take
 	 * longer than the sleep, and a read before the cut reads the file. */
-	victim_recv(sock);
+	msg_wait(sock);
 	check_own_fd_dead(sock);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void t_nanosleep_full_length(void)
@@ -192,8 +192,8 @@ static void t_nanosleep_full_length(void)
 	struct msg m;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
-	v = spawn(v_nanosleep);
+	test_make_file(tpath, "hello", 0);
+	v = victim_run(v_nanosleep);
 	recv_msg(&v);
 	CHECK(wait_in_syscall(v.pid, v.pid, SYS_clock_nanosleep, SYS_nanosleep),
 	      "victim never slept in nanosleep");
@@ -224,7 +224,7 @@ static void v_poll(int sock)
 	e = r < 0 ? errno : 0;
 	send_msg(sock, MSG(r, e, pfd.revents));
 	check_own_fd_dead(sock);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void t_poll_restarts(void)
@@ -233,9 +233,9 @@ static void t_poll_restarts(void)
 	struct msg m;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	CHECK(pipe2(g_pipe, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
-	v = spawn(v_poll);
+	v = victim_run(v_poll);
 	recv_msg(&v);
 	CHECK(wait_in_syscall(v.pid, v.pid, SYS_poll, SYS_ppoll), "victim never blocked in poll");
 	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
@@ -267,7 +267,7 @@ static void v_futex(int sock)
 	e = r < 0 ? errno : 0;
 	send_msg(sock, MSG(r, e, *g_word));
 	check_own_fd_dead(sock);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void t_futex_restarts(void)
@@ -276,10 +276,10 @@ static void t_futex_restarts(void)
 	struct msg m;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	g_word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(g_word != MAP_FAILED, "mmap: %s", strerror(errno));
-	v = spawn(v_futex);
+	v = victim_run(v_futex);
 	recv_msg(&v);
 	CHECK(wait_in_syscall(v.pid, v.pid, SYS_futex, -1), "victim never waited in futex");
 	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
@@ -334,11 +334,11 @@ static void v_signals(int sock)
 	if (g_fd < 0)
 		_exit(2);
 	send_msg(sock, MSG(getpid()));
-	victim_recv(sock); /* CMD_GO */
+	msg_wait(sock); /* CMD_GO */
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	send_msg(sock, MSG(g_nrt, g_nusr1, g_rtsum));
 	check_own_fd_dead(sock);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static pid_t g_sig_target;
@@ -372,8 +372,8 @@ static void t_signals_pending_kept(void)
 	struct victim v;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
-	v = spawn(v_signals);
+	test_make_file(tpath, "hello", 0);
+	v = victim_run(v_signals);
 	recv_msg(&v);
 	g_sig_target = v.pid;
 	signal_sender(NULL);
@@ -390,8 +390,8 @@ static void t_signals_queued_during(void)
 	int r;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
-	v = spawn(v_signals);
+	test_make_file(tpath, "hello", 0);
+	v = victim_run(v_signals);
 	recv_msg(&v);
 	g_sig_target = v.pid;
 	CHECK(wait_in_syscall(v.pid, v.pid, SYS_recvfrom, SYS_poll), "victim never blocked");
@@ -410,9 +410,9 @@ static void t_signals_unblocked_during(void)
 	int r;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	g_block_signals = false;
-	v = spawn(v_signals);
+	v = victim_run(v_signals);
 	recv_msg(&v);
 	g_sig_target = v.pid;
 	CHECK(wait_in_syscall(v.pid, v.pid, SYS_recvfrom, SYS_poll), "victim never blocked");
@@ -565,7 +565,7 @@ static void v_registers(int sock)
 			gbad |= 1ll << i;
 	send_msg(sock, MSG(xbad, fbad, gbad, (int64_t)b->count));
 	check_own_fd_dead(sock);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 #elif defined(__aarch64__)
@@ -660,7 +660,7 @@ static void v_registers(int sock)
 			gbad |= 1ll << i;
 	send_msg(sock, MSG(xbad, 0, gbad, (int64_t)b->count));
 	check_own_fd_dead(sock);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 #endif /* __x86_64__, __aarch64__ */
@@ -675,10 +675,10 @@ static void t_registers_intact(void)
 	char path[64], buf[64];
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	g_word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(g_word != MAP_FAILED, "mmap: %s", strerror(errno));
-	v = spawn(v_registers);
+	v = victim_run(v_registers);
 	recv_msg(&v);
 	/* Let it reach the loop: running in user space, not in a syscall. */
 	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)v.pid);
@@ -714,9 +714,9 @@ static void v_idle(int sock)
 	if (g_fd < 0)
 		_exit(2);
 	send_msg(sock, MSG(getpid(), g_fd));
-	victim_recv(sock);
+	msg_wait(sock);
 	check_own_fd_dead(sock);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void t_sigstopped_stays_stopped(void)
@@ -726,9 +726,9 @@ static void t_sigstopped_stays_stopped(void)
 	int fd, i;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
-	v = spawn(v_idle);
+	v = victim_run(v_idle);
 	fd = (int)recv_msg(&v).v[1];
 	CHECK(kill(v.pid, SIGSTOP) == 0, "kill: %s", strerror(errno));
 	for (i = 0; i < 500 && proc_state(v.pid) != 'T'; i++)
@@ -768,8 +768,8 @@ static void t_seccomp_kill_dup3_survives(void)
 	if (geteuid() != 0)
 		SKIP("needs root (PTRACE_O_SUSPEND_SECCOMP)");
 	make_scratch();
-	make_file(tpath, "hello", 0);
-	v = spawn(v_seccomp);
+	test_make_file(tpath, "hello", 0);
+	v = victim_run(v_seccomp);
 	m = recv_msg(&v);
 	(void)m;
 	CHECK(proc_status_field(v.pid, "Seccomp") == 2, "victim has no seccomp filter");
@@ -834,13 +834,13 @@ static void v_threads(int sock)
 	}
 	send_msg(sock, MSG(g_tids[0], g_tids[1], g_tids[2], g_tids[3], g_tids[4], g_tids[5],
 			   g_tids[6], g_tids[7]));
-	victim_recv(sock); /* go */
+	msg_wait(sock); /* go */
 	if (write(g_go[1], "xxxxxxxx", NTHREADS - NREADERS) < 0)
 		_exit(2);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
 	send_msg(sock, MSG(-1, getpid()));
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void t_many_threads_fifo(void)
@@ -851,7 +851,7 @@ static void t_many_threads_fifo(void)
 
 	make_scratch();
 	CHECK(mkfifo(tpath, 0600) == 0, "mkfifo: %s", strerror(errno));
-	v = spawn(v_threads);
+	v = victim_run(v_threads);
 	m = recv_msg(&v);
 	for (int i = 0; i < NTHREADS; i++)
 		CHECK(m.v[i] > 0, "thread %d never started", i);
@@ -892,9 +892,9 @@ static void *leader_gone_thread(void *arg)
 	int sock = (int)(intptr_t)arg;
 
 	send_msg(sock, MSG(gettid()));
-	victim_recv(sock);
+	msg_wait(sock);
 	check_own_fd_dead(sock);
-	victim_recv(sock);
+	msg_wait(sock);
 	_exit(0);
 }
 
@@ -917,8 +917,8 @@ static void t_zombie_leader_threads(void)
 	int i;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
-	v = spawn(v_leader_gone);
+	test_make_file(tpath, "hello", 0);
+	v = victim_run(v_leader_gone);
 	tid = (pid_t)recv_msg(&v).v[0];
 	for (i = 0; i < 500 && proc_state(v.pid) != 'Z'; i++)
 		msleep(10);
@@ -948,9 +948,9 @@ static void v_signalled_read(int sock)
 	errno = 0;
 	n = read(g_pipe[0], &c, 1);
 	send_msg(sock, MSG(n, n < 0 ? errno : 0, g_nusr1, c));
-	victim_recv(sock); /* the signal may have come before the revoke: wait for its end */
+	msg_wait(sock); /* the signal may have come before the revoke: wait for its end */
 	check_own_fd_dead(sock);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void *usr1_sender(void *arg)
@@ -965,10 +965,10 @@ static void signal_during_read(bool restart, int rounds)
 {
 	g_sa_restart = restart;
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	CHECK(pipe2(g_pipe, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
 	for (int round = 0; round < rounds; round++) {
-		struct victim v = spawn(v_signalled_read);
+		struct victim v = victim_run(v_signalled_read);
 		pthread_t t;
 		struct msg m;
 		int r;
@@ -1004,7 +1004,7 @@ static void signal_during_read(bool restart, int rounds)
 		check_victim_fd_dead(&v);
 		close(v.sock);
 		unlink(tpath);
-		make_file(tpath, "hello", 0);
+		test_make_file(tpath, "hello", 0);
 	}
 }
 
@@ -1031,9 +1031,9 @@ static void *stop_sender(void *arg)
 static void t_sigstop_during_revoke_kept(void)
 {
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	for (int round = 0; round < 4; round++) {
-		struct victim v = spawn(v_idle);
+		struct victim v = victim_run(v_idle);
 		pthread_t t;
 		int r, i;
 
@@ -1056,7 +1056,7 @@ static void t_sigstop_during_revoke_kept(void)
 		check_victim_fd_dead(&v);
 		close(v.sock);
 		unlink(tpath);
-		make_file(tpath, "hello", 0);
+		test_make_file(tpath, "hello", 0);
 	}
 }
 
@@ -1069,7 +1069,6 @@ static int clone_files_child(void *arg)
 	char b;
 	ssize_t r;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	send_msg(sock, MSG(getpid()));
 	errno = 0;
 	r = read(g_fd, &b, 1);
@@ -1080,15 +1079,12 @@ static int clone_files_child(void *arg)
 
 static void v_clone_files(int sock)
 {
-	static char stack[256 * 1024] __attribute__((aligned(16)));
-
 	g_fd = open(tpath, O_RDWR | O_CLOEXEC);
 	if (g_fd < 0)
 		_exit(2);
-	if (clone(clone_files_child, stack + sizeof(stack), CLONE_FILES | SIGCHLD,
-		  (void *)(intptr_t)sock) < 0)
+	if (test_clone(clone_files_child, (void *)(intptr_t)sock, CLONE_FILES) < 0)
 		_exit(2);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void t_clone_files_blocked_reader(void)
@@ -1100,7 +1096,7 @@ static void t_clone_files_blocked_reader(void)
 
 	make_scratch();
 	CHECK(mkfifo(tpath, 0600) == 0, "mkfifo: %s", strerror(errno));
-	v = spawn(v_clone_files);
+	v = victim_run(v_clone_files);
 	child = (pid_t)recv_msg(&v).v[0];
 	CHECK(child != v.pid, "no CLONE_FILES process");
 	CHECK(wait_in_syscall(child, child, SYS_read, -1),
@@ -1122,11 +1118,10 @@ static void v_waiter(int sock)
 	g_fd = open(tpath, O_RDONLY | O_CLOEXEC);
 	if (g_fd < 0)
 		_exit(2);
-	child = fork();
+	child = test_fork();
 	if (child == 0) {
 		char b;
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		while (read(g_pipe[0], &b, 1) < 0 && errno == EINTR)
 			;
 		_exit(42);
@@ -1137,7 +1132,7 @@ static void v_waiter(int sock)
 	e = r < 0 ? errno : 0;
 	send_msg(sock, MSG(r, e, status));
 	check_own_fd_dead(sock);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void t_waitpid_restarts(void)
@@ -1147,9 +1142,9 @@ static void t_waitpid_restarts(void)
 	pid_t child;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	CHECK(pipe2(g_pipe, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
-	v = spawn(v_waiter);
+	v = victim_run(v_waiter);
 	child = (pid_t)recv_msg(&v).v[1];
 	CHECK(wait_in_syscall(v.pid, v.pid, SYS_wait4, SYS_waitid), "victim never waited");
 	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
@@ -1181,7 +1176,7 @@ static void v_pauser(int sock)
 	e = errno;
 	send_msg(sock, MSG(r, e, g_nusr1));
 	check_own_fd_dead(sock);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void t_pause_not_woken(void)
@@ -1190,8 +1185,8 @@ static void t_pause_not_woken(void)
 	struct msg m;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
-	v = spawn(v_pauser);
+	test_make_file(tpath, "hello", 0);
+	v = victim_run(v_pauser);
 	recv_msg(&v);
 	CHECK(wait_in_syscall(v.pid, v.pid, SYS_pause, SYS_rt_sigsuspend), "victim never paused");
 	CHECK(revoke_explained(tpath) == 0, "revoke: %s", strerror(errno));
@@ -1228,7 +1223,7 @@ static void v_tracer_holder(int sock)
 	if (r == g_tracee && WIFSTOPPED(status))
 		ptrace(PTRACE_CONT, g_tracee, 0, (void *)(long)WSTOPSIG(status));
 	check_own_fd_dead(sock);
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void v_plain(int sock)
@@ -1238,7 +1233,7 @@ static void v_plain(int sock)
 	sigaction(SIGUSR1, &su, NULL);
 	send_msg(sock, MSG(getpid()));
 	for (int i = 0; i < 100; i++) {
-		victim_recv(sock);
+		msg_wait(sock);
 		send_msg(sock, MSG(g_nusr1));
 	}
 }
@@ -1249,11 +1244,11 @@ static void t_tracer_holder_keeps_tracee(void)
 	struct msg m;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
-	x = spawn(v_plain);
+	test_make_file(tpath, "hello", 0);
+	x = victim_run(v_plain);
 	recv_msg(&x);
 	g_tracee = x.pid;
-	t = spawn(v_tracer_holder);
+	t = victim_run(v_tracer_holder);
 	recv_msg(&t);
 	CHECK(proc_status_field(x.pid, "TracerPid") == t.pid, "tracee not traced by the holder");
 	CHECK(wait_in_syscall(t.pid, t.pid, SYS_wait4, SYS_waitid), "tracer never waited");
@@ -1319,7 +1314,7 @@ static void v_busy_syscalls(int sock)
 		dead += read(fds[i], &b, 1) == -1 && errno == EBADF;
 	}
 	send_msg(sock, MSG(n, bad, r0, e0, dead));
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void t_busy_syscall_loop(void)
@@ -1333,13 +1328,13 @@ static void t_busy_syscall_loop(void)
 		char path[200];
 
 		snprintf(path, sizeof(path), "%s.%d", tpath, i);
-		make_file(path, "hello", 0);
+		test_make_file(path, "hello", 0);
 	}
 	snprintf(g_busy_log, sizeof(g_busy_log), "%s/log", tdir);
-	make_file(g_busy_log, "", 0);
+	test_make_file(g_busy_log, "", 0);
 	g_word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(g_word != MAP_FAILED, "mmap: %s", strerror(errno));
-	v = spawn(v_busy_syscalls);
+	v = victim_run(v_busy_syscalls);
 	recv_msg(&v);
 	msleep(20);
 	for (int i = 0; i < NBUSY_TARGETS; i++) {
@@ -1414,7 +1409,7 @@ static void v_tiny_stack(int sock)
 	r = read_on_stack(g_pipe[0], buf, sizeof(buf), area + page + 64);
 	send_msg(sock, MSG(r, buf[0]));
 	check_own_fd_dead(sock);
-	victim_recv(sock);
+	msg_wait(sock);
 #else
 	(void)sock;
 	_exit(2);
@@ -1431,9 +1426,9 @@ static void t_tiny_stack_holder(void)
 	int r, e;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	CHECK(pipe2(g_pipe, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
-	v = spawn(v_tiny_stack);
+	v = victim_run(v_tiny_stack);
 	recv_msg(&v);
 	CHECK(wait_in_syscall(v.pid, v.pid, SYS_read, -1), "victim never blocked in read");
 	r = revoke(tpath);

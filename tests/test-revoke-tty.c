@@ -16,17 +16,32 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <grp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "harness.h"
 #include "revoke.h"
+#include "call.h"
+#include "fork.h"
+#include "proc.h"
+#include "scratch.h"
 #include "victim.h"
-
-/* Whether revoke goes to the native syscalls here (as conform.h decides). */
-static bool engine_native(void)
-{
-	const char *e = getenv("REVOKE_ENGINE");
-
-	return access("/sys/kernel/revoke/syscalls", F_OK) == 0 && !(e && strcmp(e, "ptrace") == 0);
-}
 
 /* A new pty; returns the master, the slave's path in SLAVE. */
 static int pty_open(char *slave, size_t len)

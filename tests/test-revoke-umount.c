@@ -48,8 +48,31 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <grp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "harness.h"
 #include "revoke.h"
+#include "call.h"
+#include "fork.h"
+#include "proc.h"
+#include "scratch.h"
 #include "victim.h"
 #include "umount.h"
 
@@ -208,7 +231,7 @@ static long proc_tracer(pid_t pid)
 
 static void check_alive(pid_t pid, const char *who)
 {
-	char st = victim_state(pid);
+	char st = proc_state(pid);
 
 	CHECK(kill(pid, 0) == 0 && st != 'Z' && st != 0, "%s (pid %d) died (state %c)", who,
 	      (int)pid, st ? st : '-');
@@ -653,12 +676,11 @@ static pid_t start_exe_holder(void)
 	const char *dst = UM_MNT "/sleep-copy";
 	pid_t pid;
 
-	um_copy(access("/bin/sleep", X_OK) == 0 ? "/bin/sleep" : "/usr/bin/sleep", dst, 0755);
-	fflush(NULL);
-	pid = fork();
+	test_copy_file(access("/bin/sleep", X_OK) == 0 ? "/bin/sleep" : "/usr/bin/sleep", dst,
+		       0755);
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %m");
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execl(dst, "sleep-copy", "120", (char *)NULL);
 		_exit(127);
 	}
@@ -773,7 +795,7 @@ static void t_umount_synced_first(void)
 	CHECK(um_mount_id(UM_MNT) > 0, "%s was unmounted under a running program", UM_MNT);
 	check_dead_fd(&s.appender, s.afd, "appender");
 
-	um_copy(UM_IMG, "/tmp/img-copy", 0600);
+	test_copy_file(UM_IMG, "/tmp/img-copy", 0600);
 	CHECK(mkdir(UM_RO, 0755) == 0, "mkdir: %m");
 	/* Read-write: a read-only loop device could not replay the journal. */
 	r = um_run("mount", "-o", "loop", "/tmp/img-copy", UM_RO);
@@ -874,8 +896,7 @@ static void t_umount_other_namespace(void)
 
 	scene_start(&s, false);
 	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0, "socketpair: %m");
-	fflush(NULL);
-	o.pid = fork();
+	o.pid = test_fork();
 	CHECK(o.pid >= 0, "fork: %m");
 	if (o.pid == 0) {
 		close(sp[0]);
@@ -914,8 +935,7 @@ static void t_umount_other_namespace_tmpfs(void)
 	um_mount_tmpfs(UM_MNT);
 	um_make_file(UM_MNT "/f", 4096, 0644);
 	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0, "socketpair: %m");
-	fflush(NULL);
-	o.pid = fork();
+	o.pid = test_fork();
 	CHECK(o.pid >= 0, "fork: %m");
 	if (o.pid == 0) {
 		close(sp[0]);
@@ -1009,8 +1029,7 @@ static void t_umount_concurrent(void)
 	for (int i = 0; i < RACERS; i++) {
 		pid_t pid;
 
-		fflush(NULL);
-		pid = fork();
+		pid = test_fork();
 		CHECK(pid >= 0, "fork: %m");
 		if (pid == 0) {
 			const char *paths[] = {UM_MNT};
@@ -1021,7 +1040,6 @@ static void t_umount_concurrent(void)
 			int out[2];
 			char c;
 
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(go[1]);
 			if (read(go[0], &c, 1) < 0) /* until the test closes its end */
 				_exit(1);
@@ -1054,9 +1072,9 @@ static void t_umount_concurrent(void)
 	check_sigbus(&s.mapper, s.map, "mapper");
 	CHECK(victim_call(&s.cwd, VICTIM_REQ(.op = VOP_GETCWD)).err == ENOENT, "cwd holder");
 	for (pid_t p = 2; p < 64; p++) /* our pid namespace: our own processes */
-		CHECK(proc_tracer(p) <= 0 && victim_state(p) != 't' && victim_state(p) != 'T',
+		CHECK(proc_tracer(p) <= 0 && proc_state(p) != 't' && proc_state(p) != 'T',
 		      "pid %d left traced (%ld) or stopped (%c)", (int)p, proc_tracer(p),
-		      victim_state(p));
+		      proc_state(p));
 }
 
 /* ---- holders that fork into the mount, and holders that exit ---------------- */
@@ -1088,16 +1106,14 @@ static pid_t spawn_forker(int ms, bool linger)
 {
 	pid_t pid;
 
-	fflush(NULL);
-	pid = fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %m");
 	if (pid)
 		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (chdir(UM_MNT) < 0)
 		_exit(2);
 	for (int i = 0; i < 4000; i++) {
-		pid_t c = fork();
+		pid_t c = test_fork();
 
 		if (c == 0) {
 			int fd;
@@ -1519,11 +1535,9 @@ static void load_case(bool command)
 	CHECK(pipe2(ack_pipe, O_CLOEXEC) == 0, "pipe2: %m");
 	CHECK(pthread_create(&drainer, NULL, drain_acks, &l) == 0, "pthread_create");
 	for (unsigned int w = 0; w <= LOAD_WRITERS; w++) {
-		fflush(NULL);
-		l.pid[w] = fork();
+		l.pid[w] = test_fork();
 		CHECK(l.pid[w] >= 0, "fork: %m");
 		if (l.pid[w] == 0) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(ack_pipe[0]);
 			if (w == FSX_WHO)
 				fsx_main();

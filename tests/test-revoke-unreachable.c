@@ -80,7 +80,7 @@ static void v_uring_worker(int sock)
 	r = io_uring_queue_init(8, &ring, 0);
 	if (r < 0) {
 		send_msg(sock, MSG(r));
-		victim_recv(sock);
+		msg_wait(sock);
 		_exit(0);
 	}
 	sqe = io_uring_get_sqe(&ring);
@@ -88,7 +88,7 @@ static void v_uring_worker(int sock)
 	sqe->flags |= IOSQE_ASYNC; /* punt to an io-wq worker, which blocks in the pipe */
 	io_uring_submit(&ring);
 	send_msg(sock, MSG(getpid(), p[1]));
-	victim_recv(sock);
+	msg_wait(sock);
 	errno = 0;
 	n = read(fd, &b, 1);
 	if (write(p[1], "x", 1) != 1)
@@ -97,7 +97,7 @@ static void v_uring_worker(int sock)
 	if (r == 0)
 		r = cqe->res;
 	send_msg(sock, MSG(n, n < 0 ? errno : 0, r));
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static int count_tasks(pid_t pid)
@@ -124,8 +124,8 @@ static void t_uring_worker_in_holder(void)
 	int i;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
-	v = spawn(v_uring_worker);
+	test_make_file(tpath, "hello", 0);
+	v = victim_run(v_uring_worker);
 	m = recv_msg(&v);
 	if (m.v[0] == -ENOSYS || m.v[0] == -EPERM)
 		SKIP("io_uring not available here (%s)", strerror((int)-m.v[0]));
@@ -174,7 +174,7 @@ static void v_inflight(int sock)
 		sp[0] = -1;
 	}
 	send_msg(sock, MSG(getpid(), sp[0], sp[1]));
-	victim_recv(sock);
+	msg_wait(sock);
 	memset(cbuf, 0, sizeof(cbuf));
 	mh.msg_controllen = sizeof(cbuf);
 	if (recvmsg(sp[1], &mh, MSG_CMSG_CLOEXEC) == 1 && (cm = CMSG_FIRSTHDR(&mh)) &&
@@ -185,7 +185,7 @@ static void v_inflight(int sock)
 	errno = 0;
 	n = pread(got, cbuf, 5, 0);
 	send_msg(sock, MSG(n, n < 0 ? errno : 0, cbuf[0]));
-	victim_recv(sock);
+	msg_wait(sock);
 }
 
 static void inflight_case(unsigned int flags)
@@ -197,10 +197,10 @@ static void inflight_case(unsigned int flags)
 	int r, e;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
-	v = spawn(v_inflight);
+	test_make_file(tpath, "hello", 0);
+	v = victim_run(v_inflight);
 	info = recv_msg(&v);
-	b = spawn(holder_main);
+	b = victim_run(holder_main);
 	recv_msg(&b);
 	r = revoke_path_with(tpath, flags, &rep);
 	e = errno;
@@ -294,7 +294,7 @@ static void t_exe_unreachable(void)
 	make_scratch();
 	snprintf(g_exe, sizeof(g_exe), "%s/sleep-copy", tdir);
 	copy_file("/bin/sleep", g_exe, 0755);
-	v = spawn(v_exec);
+	v = victim_run(v_exec);
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)v.pid);
 	for (i = 0; i < 500; i++) {
 		n = readlink(path, link, sizeof(link) - 1);

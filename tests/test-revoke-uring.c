@@ -146,7 +146,7 @@ static void *ring_main(void *arg)
 	}
 	if (r < 0) {
 		send_msg(c->sock, MSG(r));
-		victim_recv(c->sock);
+		msg_wait(c->sock);
 		_exit(0);
 	}
 	if (cfg.pending) {
@@ -166,20 +166,17 @@ static void *ring_main(void *arg)
 		r = io_uring_register_ring_fd(&ring);
 		if (r != 1) {
 			send_msg(c->sock, MSG(r < 0 ? r : -EIO));
-			victim_recv(c->sock);
+			msg_wait(c->sock);
 			_exit(0);
 		}
 		close(ring.ring_fd);
 	}
 	if (cfg.fork_child) {
-		pid_t parent = getpid(), child = fork();
+		pid_t child = test_fork();
 
 		if (child < 0)
 			_exit(2);
 		if (child == 0) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (getppid() != parent)
-				_exit(1);
 			for (;;)
 				pause();
 		}
@@ -190,7 +187,7 @@ static void *ring_main(void *arg)
 	if (cfg.ring_thread_exits)
 		return NULL; /* the ring stays, its submitter gone */
 	for (int i = 0; i < 100; i++) {
-		struct msg m = victim_recv(c->sock), a;
+		struct msg m = msg_wait(c->sock), a;
 
 		switch (m.v[0]) {
 		case CMD_RING_READ:
@@ -257,7 +254,7 @@ struct ring_victim {
 
 static struct ring_victim spawn_ring(void)
 {
-	struct ring_victim rv = {.v = spawn(v_ring)};
+	struct ring_victim rv = {.v = victim_run(v_ring)};
 	struct msg m = recv_msg(&rv.v);
 
 	if (m.v[0] == -ENOSYS || m.v[0] == -EPERM)
@@ -285,9 +282,9 @@ static struct msg ask_ring(const struct ring_victim *rv, int second, int slot)
 static void setup_files(void)
 {
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	snprintf(decoy, sizeof(decoy), "%s/decoy", tdir);
-	make_file(decoy, "decoy", 0);
+	test_make_file(decoy, "decoy", 0);
 }
 
 static int revoke_with(const char *path, unsigned int flags, struct revoke_report **rep)
@@ -346,7 +343,7 @@ static void t_fixed_read_after_revoke(void)
 	setup_files();
 	u = spawn_ring();
 	CHECK_RING_READS(&u, 0, u.slot, 'h');
-	b = spawn(holder_main);
+	b = victim_run(holder_main);
 	recv_msg(&b);
 	r = revoke_with(tpath, 0, &rep);
 	e = errno;
@@ -490,7 +487,7 @@ static void t_single_issuer_other_thread(void)
 	cfg.ring_thread = true;
 	u = spawn_ring();
 	CHECK(u.tid != u.v.pid, "the ring is the leader's");
-	b = spawn(holder_main);
+	b = victim_run(holder_main);
 	recv_msg(&b);
 	r = revoke_with(tpath, 0, &rep);
 	e = errno;
@@ -533,7 +530,7 @@ static void t_single_issuer_submitter_gone(void)
 	cfg.setup_flags = IORING_SETUP_SINGLE_ISSUER;
 	cfg.ring_thread = cfg.ring_thread_exits = cfg.keep_fd = true;
 	u = spawn_ring();
-	b = spawn(holder_main);
+	b = victim_run(holder_main);
 	recv_msg(&b);
 	for (int i = 0; i < 200 && proc_status_field(u.v.pid, "Threads") != 1; i++)
 		msleep(10);
@@ -588,7 +585,7 @@ static void t_restricted_refused(void)
 	cfg.restrict_ring = true;
 	u = spawn_ring();
 	CHECK_RING_READS(&u, 0, u.slot, 'h');
-	b = spawn(holder_main);
+	b = victim_run(holder_main);
 	recv_msg(&b);
 	r = revoke_with(tpath, 0, &rep);
 	e = errno;
@@ -626,7 +623,7 @@ static void t_pending_read(void)
 	make_scratch();
 	CHECK(mkfifo(tpath, 0600) == 0, "mkfifo: %s", strerror(errno));
 	snprintf(decoy, sizeof(decoy), "%s/decoy", tdir);
-	make_file(decoy, "decoy", 0);
+	test_make_file(decoy, "decoy", 0);
 	cfg.pending = true;
 	u = spawn_ring();
 	wfd = open(tpath, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
@@ -663,7 +660,7 @@ static void ring_fd_closed(bool best_effort)
 	cfg.close_ring = true;
 	u = spawn_ring();
 	CHECK_RING_READS(&u, 0, u.slot, 'h');
-	b = spawn(holder_main);
+	b = victim_run(holder_main);
 	recv_msg(&b);
 	r = revoke_with(tpath, best_effort ? REVOKE_BEST_EFFORT : 0, &rep);
 	e = errno;

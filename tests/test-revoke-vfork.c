@@ -48,54 +48,18 @@ static void v_vfork(int sock)
 	if (fd < 0)
 		_exit(2);
 	send_msg(sock, MSG(getpid(), fd));
-	pid = vfork();
-	if (pid == 0) {
-		/* Raw syscalls only: the child runs on the parent's stack. */
-		struct timespec ts = {.tv_sec = 20};
-		char *argv[] = {"sleep", "30", NULL};
-
-		if (cfg.never_exec) {
-			syscall(SYS_nanosleep, &ts, NULL);
-			syscall(SYS_exit, 0);
-		}
-		syscall(SYS_openat, AT_FDCWD, go, O_RDONLY); /* until the test opens it */
-		/* Our environment: in the QEMU guest, sleep finds its
-		 * libraries through LD_LIBRARY_PATH (without it, it died at
-		 * once and its descriptors with it). */
-		syscall(SYS_execve, "/bin/sleep", argv, environ);
-		syscall(SYS_exit, 0);
-	}
+	if (cfg.never_exec)
+		pid = test_vfork((const struct test_vf_step[]){VF_SLEEP(20), VF_EXIT(0)});
+	else
+		/* Until the test opens GO; then sleep, in our environment: in
+		 * the QEMU guest, sleep finds its libraries through
+		 * LD_LIBRARY_PATH (without it, it died at once and its
+		 * descriptors with it). */
+		pid = test_vfork((const struct test_vf_step[]){
+		    VF_OPEN_WAIT(go, O_RDONLY),
+		    VF_EXEC("/bin/sleep", ((char *const[]){"sleep", "30", NULL}), 0)});
 	send_msg(sock, MSG(pid));
 	holder_loop(sock, fd);
-}
-
-/* The process whose parent is PID (the vfork child), or 0. */
-static pid_t child_of(pid_t pid)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	pid_t found = 0;
-
-	CHECK(d, "opendir /proc: %s", strerror(errno));
-	while (!found && (de = readdir(d))) {
-		char path[300], buf[1024], *p;
-		FILE *f;
-		int c, ppid;
-
-		c = atoi(de->d_name);
-		if (c <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/stat", c);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
-		    sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == pid)
-			found = c;
-		fclose(f);
-	}
-	closedir(d);
-	return found;
 }
 
 struct vfork_victim {
@@ -111,14 +75,14 @@ static struct vfork_victim spawn_vfork(void)
 
 	snprintf(go, sizeof(go), "%s/go", tdir);
 	CHECK(mkfifo(go, 0600) == 0, "mkfifo: %s", strerror(errno));
-	vv.v = spawn(v_vfork);
+	vv.v = victim_run(v_vfork);
 
 	vv.fd = (int)recv_msg(&vv.v).v[1];
 	for (i = 0; i < 500 && proc_state(vv.v.pid) != 'D'; i++)
 		usleep(1000);
 	CHECK(proc_state(vv.v.pid) == 'D', "vfork parent %d not in its wait (state %c)",
 	      (int)vv.v.pid, proc_state(vv.v.pid));
-	vv.child = child_of(vv.v.pid);
+	vv.child = proc_child_of(vv.v.pid);
 	CHECK(vv.child > 0, "no child of vfork parent %d", (int)vv.v.pid);
 	return vv;
 }
@@ -214,7 +178,7 @@ static void t_child_execs(void)
 	struct msg m;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	vv = spawn_vfork();
 	c = revoke_while_child_waits(&vv);
 	m = recv_msg(&vv.v); /* vfork returned */
@@ -235,7 +199,7 @@ static void t_child_holds_too(void)
 	ssize_t n;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	cfg.keep = true;
 	vv = spawn_vfork();
 	c = revoke_while_child_waits(&vv);
@@ -268,10 +232,10 @@ static void t_child_never_execs(void)
 	int r, e, status = 0;
 
 	make_scratch();
-	make_file(tpath, "hello", 0);
+	test_make_file(tpath, "hello", 0);
 	CHECK(stat(tpath, &st) == 0, "stat: %s", strerror(errno));
 	cfg.never_exec = true;
-	b = spawn(holder_main);
+	b = victim_run(holder_main);
 	recv_msg(&b);
 	vv = spawn_vfork();
 	snprintf(want, sizeof(want), "pid %d is a vfork parent waiting for pid %d", (int)vv.v.pid,
@@ -307,7 +271,7 @@ static void t_child_never_execs(void)
 		pid_t pid;
 
 		CHECK(pipe2(pipefd, O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
-		pid = fork();
+		pid = test_fork();
 		CHECK(pid >= 0, "fork: %s", strerror(errno));
 		if (pid == 0) {
 			dup2(pipefd[1], 1);

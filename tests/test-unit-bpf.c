@@ -19,8 +19,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "fork.h"
 #include "harness.h"
 #include "internal.h"
+#include "proc.h"
+#include "scratch.h"
 
 struct victims {
 	pid_t pid[512];
@@ -36,7 +39,6 @@ static bool cmp_pidfds = true; /* a file on an overlayfs mount (test_overlayfs) 
 
 static void setup_files(void)
 {
-	char cmd[600];
 	int fd;
 
 	CHECK(mkdtemp(dir_tmpl), "mkdtemp: %s", strerror(errno));
@@ -48,16 +50,12 @@ static void setup_files(void)
 	CHECK(ftruncate(fd, 4 * 4096) == 0, "ftruncate: %s", strerror(errno));
 	close(fd);
 	CHECK(mkdir(dir_path, 0755) == 0, "mkdir: %s", strerror(errno));
-	snprintf(cmd, sizeof(cmd), "cp /bin/sleep %s", exe_path);
-	CHECK(system(cmd) == 0, "%s failed", cmd);
+	test_copy_file("/bin/sleep", exe_path, 0755);
 }
 
 static void cleanup_files(void)
 {
-	char cmd[600];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir_tmpl);
-	if (system(cmd) != 0)
+	if (test_remove_tree(dir_tmpl) < 0)
 		fprintf(stderr, "  (could not remove %s)\n", dir_tmpl);
 }
 
@@ -92,7 +90,6 @@ static void victim_body(int kind, int ready)
 	int fd, fd2;
 	void *p;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* Only what the victim opens itself (not the test's O_PATH fds). */
 	ready = dup3(ready, 200, O_CLOEXEC) < 0 ? ready : 200;
 	if (syscall(SYS_close_range, 3, 199, 0) < 0)
@@ -208,7 +205,7 @@ static pid_t spawn(int kind)
 	pid_t pid;
 
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %s", strerror(errno));
-	pid = fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(p[0]);
@@ -225,18 +222,10 @@ static pid_t spawn(int kind)
 static void wait_settled(pid_t pid)
 {
 	for (int tries = 0; tries < 2000; tries++) {
-		char path[64], buf[512];
-		bool settled = true;
-		FILE *f;
+		char state = proc_state(pid);
 
-		snprintf(path, sizeof(path), "/proc/%d/status", pid);
-		f = fopen(path, "re");
-		CHECK(f, "victim %d vanished", pid);
-		while (fgets(buf, sizeof(buf), f))
-			if (strncmp(buf, "State:", 6) == 0 && !strchr("SZ", buf[7]))
-				settled = false;
-		fclose(f);
-		if (settled)
+		CHECK(state, "victim %d vanished", pid);
+		if (strchr("SZ", state))
 			return;
 		usleep(1000);
 	}
@@ -413,7 +402,7 @@ static void test_many(void)
 	target_of(file_path, &t);
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %s", strerror(errno));
 	for (int i = 0; i < N; i++) {
-		pid_t pid = fork();
+		pid_t pid = test_fork();
 
 		CHECK(pid >= 0, "fork: %s", strerror(errno));
 		pids[i] = pid;
@@ -421,7 +410,6 @@ static void test_many(void)
 			int fd = open(file_path, O_RDONLY);
 			char c = 'x';
 
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(t.path_fd);
 			for (int k = 0; k < 8; k++)
 				open("/dev/null", O_RDONLY);
@@ -480,12 +468,11 @@ static void test_rlimit_nofile(void)
 	target_of(file_path, &t);
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %s", strerror(errno));
 	for (int i = 0; i < N; i++) {
-		pids[i] = fork();
+		pids[i] = test_fork();
 		CHECK(pids[i] >= 0, "fork: %s", strerror(errno));
 		if (pids[i] == 0) {
 			char c = 'x';
 
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(t.path_fd);
 			if (open(file_path, O_RDONLY) < 0 || write(p[1], &c, 1) != 1)
 				_exit(1);
@@ -599,15 +586,13 @@ static void test_overlayfs(void)
 	pid_t pid;
 
 	setup_files();
-	pid = fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		overlayfs_child();
 		_exit(0);
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	test_wait(pid, &status, 0);
 	/* The mount namespace went with the child (and its victims, through
 	 * PR_SET_PDEATHSIG): only the directories are left. */
 	cleanup_files();

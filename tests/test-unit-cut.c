@@ -54,7 +54,7 @@ static void test_seccomp_victim_survives(void)
 
 	v_fd = make_tmpfile(4096, 'a');
 	CHECK(fcntl(v_fd, F_SETFD, 0) == 0, "fcntl");
-	victim_start(&v, v_seccomp_hold_fd);
+	victim_start_pipes(&v, v_seccomp_hold_fd);
 	xread(v.out, &fd, sizeof(fd));
 	t = stop(v.pid);
 	ref.fd = fd;
@@ -80,7 +80,7 @@ static void test_seccomp_needs_cap_sys_admin(void)
 	int fd, r;
 
 	v_fd = make_tmpfile(4096, 'a');
-	victim_start(&v, v_seccomp_hold_fd);
+	victim_start_pipes(&v, v_seccomp_hold_fd);
 	xread(v.out, &fd, sizeof(fd));
 	CHECK(syscall(SYS_capget, &hdr, data) == 0, "capget: %m");
 	data[CAP_SYS_ADMIN / 32].effective &= ~(1u << (CAP_SYS_ADMIN % 32));
@@ -153,7 +153,7 @@ static void check_cut_fds(void (*fn)(int in, int out), const char *want_link)
 	v_fd = make_tmpfile(4096, 'a');
 	v_fd_b = fcntl(v_fd, F_DUPFD, 20);
 	CHECK(v_fd_b >= 0, "dup: %m");
-	victim_start(&v, fn);
+	victim_start_pipes(&v, fn);
 	xread(v.out, &refs[0].fd, sizeof(int));
 	xread(v.out, &refs[1].fd, sizeof(int));
 	t = stop(v.pid);
@@ -213,7 +213,7 @@ static void test_no_proc_changes_nothing(void)
 	int fd, rep[2], r;
 
 	v_fd = make_tmpfile(4096, 'a');
-	victim_start(&v, v_hold_no_proc);
+	victim_start_pipes(&v, v_hold_no_proc);
 	xread(v.out, &fd, sizeof(fd));
 	t = stop(v.pid);
 	ref.fd = fd;
@@ -277,7 +277,7 @@ static void test_cut_map(void)
 	int rep[4], r;
 
 	v_fd = make_tmpfile(8192, 'm');
-	victim_start(&v, v_maps);
+	victim_start_pipes(&v, v_maps);
 	xread(v.out, &m1, sizeof(m1));
 	xread(v.out, &m2, sizeof(m2));
 	CHECK(m1 != MAP_FAILED && m2 != MAP_FAILED, "victim mmap failed");
@@ -343,7 +343,7 @@ static void test_threads(void)
 	struct revoke_ref ref = {.type = REVOKE_REF_FD};
 	struct rv_holder h;
 	struct rv_tracee *t;
-	char c, path[64];
+	char c;
 	int rep[3], r, got = 0;
 	pid_t tids[8];
 	int ntids = 0;
@@ -351,19 +351,12 @@ static void test_threads(void)
 	mt_futex = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(mt_futex != MAP_FAILED, "mmap: %m");
 	CHECK(pipe2(mt_data, O_CLOEXEC) == 0 && pipe2(mt_cut, O_CLOEXEC) == 0, "pipe: %m");
-	victim_start(&v, v_threads);
+	victim_start_pipes(&v, v_threads);
 	xread(v.out, &c, 1);
 	for (int i = 0; i < 2000 && ntids < 4; i++) {
-		FILE *f;
-		ntids = 0;
-		snprintf(path, sizeof(path), "ls /proc/%d/task", v.pid);
-		f = popen(path, "r");
-		while (f && ntids < 8 && fscanf(f, "%d", &tids[ntids]) == 1)
-			ntids++;
-		if (f)
-			pclose(f);
+		ntids = proc_tasks(v.pid, tids, 8);
 		if (ntids < 4)
-			sleep_ms(1);
+			msleep(1);
 	}
 	CHECK(ntids == 4, "victim has %d threads", ntids);
 	for (int i = 0; i < ntids; i++)
@@ -389,7 +382,7 @@ static void test_threads(void)
 	for (int i = 0; i < 100 && got == 0; i++) {
 		got = (int)syscall(SYS_futex, mt_futex, FUTEX_WAKE, 1, NULL, NULL, 0);
 		if (got == 0)
-			sleep_ms(10);
+			msleep(10);
 	}
 	CHECK(got == 1, "futex waiter not found");
 	for (int i = 0; i < 2; i++) {
@@ -430,10 +423,10 @@ static void test_zombie_leader_cut(void)
 	int fd, rep[2], r;
 
 	v_fd = make_tmpfile(4096, 'a');
-	victim_start(&v, v_zombie_leader);
+	victim_start_pipes(&v, v_zombie_leader);
 	xread(v.out, &fd, sizeof(fd));
 	for (int i = 0; i < 2000 && task_state(v.pid, v.pid) != 'Z'; i++)
-		sleep_ms(1);
+		msleep(1);
 	CHECK(task_state(v.pid, v.pid) == 'Z', "leader not a zombie");
 	t = stop(v.pid);
 	ref.fd = fd;
@@ -515,7 +508,7 @@ static void test_batch_cut(void)
 		if (i % 10 == 4) {
 			char *m1, *m2;
 
-			victim_start(&v[i], v_maps);
+			victim_start_pipes(&v[i], v_maps);
 			xread(v[i].out, &m1, sizeof(m1));
 			xread(v[i].out, &m2, sizeof(m2));
 			CHECK(m1 != MAP_FAILED && m2 != MAP_FAILED, "victim mmap failed");
@@ -526,7 +519,7 @@ static void test_batch_cut(void)
 							 .end = (uint64_t)m1 + 8192};
 			h[i] = holder(v[i].pid, refs[i], 1);
 		} else {
-			victim_start(&v[i], v_fd_checks);
+			victim_start_pipes(&v[i], v_fd_checks);
 			refs[i][0] =
 			    (struct revoke_ref){.type = REVOKE_REF_FD, .fd_flags = FD_CLOEXEC};
 			refs[i][1] = (struct revoke_ref){.type = REVOKE_REF_FD};

@@ -288,7 +288,7 @@ static void one(int mode, const char *point, bool want_cut)
 	close(fd);
 	g_mode = mode;
 	*g_flag = 0;
-	victim_start(&v, v_holder);
+	victim_start_pipes(&v, v_holder);
 	xread(v.out, &c, 1);
 	map = mapping_of(v.pid);
 	if (mode == M_SLEEP)
@@ -296,9 +296,9 @@ static void one(int mode, const char *point, bool want_cut)
 	else if (mode == M_READ)
 		wait_in_syscall(v.pid, v.pid, SYS_read);
 	else
-		sleep_ms(20);
+		msleep(20);
 
-	tr = fork();
+	tr = test_fork();
 	CHECK(tr >= 0, "fork: %m");
 	if (tr == 0)
 		tracer(v.pid, point, map);
@@ -314,7 +314,7 @@ static void one(int mode, const char *point, bool want_cut)
 	/* The kernel detaches a dead tracer's tracees; the holder goes on. */
 	deadline = after_ms(2000);
 	while ((tracer_of(v.pid) != 0 || task_state(v.pid, v.pid) == 't') && rv_now_ns() < deadline)
-		sleep_ms(1);
+		msleep(1);
 	CHECK(tracer_of(v.pid) == 0, "%s/%s: still traced", mode_name[mode], point);
 	CHECK(task_state(v.pid, v.pid) != 't' && task_state(v.pid, v.pid) != 'T',
 	      "%s/%s: still stopped (%c)", mode_name[mode], point, task_state(v.pid, v.pid));

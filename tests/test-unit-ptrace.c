@@ -18,7 +18,7 @@ static void test_remote_getpid(void)
 	char reason[128];
 	int pidfd, val, r;
 
-	victim_start(&v, v_echo);
+	victim_start_pipes(&v, v_echo);
 	wait_in_syscall(v.pid, v.pid, SYS_read);
 	pidfd = (int)syscall(SYS_pidfd_open, v.pid, 0);
 	CHECK(pidfd >= 0, "pidfd_open: %m");
@@ -97,15 +97,15 @@ static void test_registers_intact(void)
 
 	shared_flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(shared_flag != MAP_FAILED, "mmap: %m");
-	victim_start(&v, v_registers);
-	sleep_ms(50);
+	victim_start_pipes(&v, v_registers);
+	msleep(50);
 	for (int i = 0; i < 30; i++) {
 		struct rv_tracee *t = stop(v.pid);
 
 		CHECK(remote(t, SYS_getpid, 0, 0, 0) == v.pid, "remote getpid");
 		CHECK(remote(t, SYS_getppid, 0, 0, 0) == getpid(), "remote getppid");
 		release(t);
-		sleep_ms(2);
+		msleep(2);
 	}
 	*shared_flag = 1;
 	xread(v.out, &bad, sizeof(bad));
@@ -169,10 +169,10 @@ static void test_no_vdso(void)
 
 	shared_flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(shared_flag != MAP_FAILED, "mmap: %m");
-	victim_start(&v, v_registers_no_vdso);
+	victim_start_pipes(&v, v_registers_no_vdso);
 	xread(v.out, &bad, sizeof(bad));
 	CHECK(bad == 0, "victim could not unmap its vDSO");
-	sleep_ms(20);
+	msleep(20);
 	for (int i = 0; i < 10; i++) {
 		struct rv_tracee *t = stop(v.pid);
 		size_t nb = read_text_maps(v.pid, before, sizeof(before)), na;
@@ -201,7 +201,7 @@ static void test_read_restarts(void)
 		char data[8];
 	} rep;
 
-	victim_start(&v, v_read_once);
+	victim_start_pipes(&v, v_read_once);
 	wait_in_syscall(v.pid, v.pid, SYS_read);
 	for (int round = 0; round < 2; round++) {
 		struct rv_tracee *t = stop(v.pid);
@@ -251,13 +251,13 @@ static void test_nanosleep_full(void)
 		uint64_t ns;
 	} rep;
 
-	victim_start(&v, v_nanosleep);
+	victim_start_pipes(&v, v_nanosleep);
 	wait_in_syscall(v.pid, v.pid, SYS_nanosleep);
 	for (int i = 0; i < 3; i++) {
 		struct rv_tracee *t = stop(v.pid);
 		CHECK(remote(t, SYS_getpid, 0, 0, 0) == v.pid, "remote getpid");
 		release(t);
-		sleep_ms(100);
+		msleep(100);
 	}
 	xread(v.out, &rep, sizeof(rep));
 	CHECK(rep.ret == 0, "nanosleep returned %ld errno %d", rep.ret, rep.err);
@@ -297,7 +297,7 @@ static void test_pause_eintr(void)
 		int err, handled;
 	} rep;
 
-	victim_start(&v, v_pause);
+	victim_start_pipes(&v, v_pause);
 	wait_in_syscall(v.pid, v.pid, SYS_pause);
 	t = stop(v.pid);
 	CHECK(kill(v.pid, SIGUSR1) == 0, "kill: %m");
@@ -315,7 +315,7 @@ static void test_sigstopped_stays_stopped(void)
 	int status, val;
 	char st = '?';
 
-	victim_start(&v, v_echo);
+	victim_start_pipes(&v, v_echo);
 	CHECK(kill(v.pid, SIGSTOP) == 0, "kill: %m");
 	CHECK(waitpid(v.pid, &status, WUNTRACED) == v.pid && WIFSTOPPED(status), "waitpid");
 	t = stop(v.pid);
@@ -325,7 +325,7 @@ static void test_sigstopped_stays_stopped(void)
 	for (int i = 0; i < 5; i++) {
 		st = task_state(v.pid, v.pid);
 		CHECK(st == 'T', "state %c after release, want T", st);
-		sleep_ms(40);
+		msleep(40);
 	}
 	CHECK(st == 'T', "state %c after release, want T", st);
 	CHECK(kill(v.pid, SIGCONT) == 0, "kill: %m");
@@ -342,7 +342,7 @@ static void test_sigstop_during_injection(void)
 	int status, val;
 	char st = '?';
 
-	victim_start(&v, v_echo);
+	victim_start_pipes(&v, v_echo);
 	wait_in_syscall(v.pid, v.pid, SYS_read);
 	t = stop(v.pid);
 	CHECK(remote(t, SYS_getpid, 0, 0, 0) == v.pid, "remote getpid");
@@ -381,7 +381,7 @@ static void test_signals_delivered(void)
 	char c;
 	int n = -1;
 
-	victim_start(&v, v_count_rt);
+	victim_start_pipes(&v, v_count_rt);
 	xread(v.out, &c, 1);
 	wait_in_syscall(v.pid, v.pid, SYS_read);
 	t = stop(v.pid);
@@ -405,7 +405,7 @@ static void test_signals_racing_stop(void)
 	char c;
 	int n = -1;
 
-	victim_start(&v, v_count_rt);
+	victim_start_pipes(&v, v_count_rt);
 	xread(v.out, &c, 1);
 	for (int round = 0; round < 20; round++) {
 		struct rv_tracee *t;
@@ -429,12 +429,11 @@ static void test_already_traced(void)
 	int p[2], r;
 	pid_t tracer;
 
-	victim_start(&v, v_echo);
+	victim_start_pipes(&v, v_echo);
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
-	tracer = fork();
+	tracer = test_fork();
 	CHECK(tracer >= 0, "fork: %m");
 	if (tracer == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (ptrace(PTRACE_SEIZE, v.pid, NULL, NULL) < 0)
 			_exit(1);
 		xwrite(p[1], "s", 1);
@@ -458,10 +457,9 @@ static void test_tracer_of_caller_refused(void)
 	pid_t tracer, parent = getpid();
 
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
-	tracer = fork();
+	tracer = test_fork();
 	CHECK(tracer >= 0, "fork: %m");
 	if (tracer == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (ptrace(PTRACE_SEIZE, parent, NULL, NULL) < 0)
 			_exit(1);
 		xwrite(p[1], "s", 1);
@@ -484,7 +482,7 @@ static void test_pidfd_detects_reuse(void)
 	struct victim v;
 	struct rv_tracee *t = NULL;
 	char reason[128];
-	pid_t gone = fork();
+	pid_t gone = test_fork();
 	int pidfd, r;
 
 	CHECK(gone >= 0, "fork: %m");
@@ -493,7 +491,7 @@ static void test_pidfd_detects_reuse(void)
 	pidfd = (int)syscall(SYS_pidfd_open, gone, 0);
 	CHECK(pidfd >= 0, "pidfd_open: %m");
 	CHECK(waitpid(gone, NULL, 0) == gone, "waitpid: %m");
-	victim_start(&v, v_echo);
+	victim_start_pipes(&v, v_echo);
 	r = rv_tracee_stop(v.pid, pidfd, after_ms(2000), &t, reason);
 	CHECK(r == -ESRCH && !t, "stop = %d (%s), want -ESRCH", r, reason);
 	CHECK(tracer_of(v.pid) == 0, "victim left traced");
@@ -529,10 +527,10 @@ static void test_zombie_leader(void)
 	pid_t tid;
 	int val;
 
-	victim_start(&v, v_zombie_leader);
+	victim_start_pipes(&v, v_zombie_leader);
 	xread(v.out, &tid, sizeof(tid));
 	for (int i = 0; i < 2000 && task_state(v.pid, v.pid) != 'Z'; i++)
-		sleep_ms(1);
+		msleep(1);
 	CHECK(task_state(v.pid, v.pid) == 'Z', "leader not a zombie");
 	wait_in_syscall(v.pid, tid, SYS_read);
 	t = stop(v.pid);
@@ -581,10 +579,10 @@ static void test_compat_refused(void)
 	char reason[128];
 	int ok = 0, r;
 
-	victim_start(&v, v_compat);
+	victim_start_pipes(&v, v_compat);
 	xread(v.out, &ok, sizeof(ok));
 	CHECK(ok, "victim could not map 32-bit code");
-	sleep_ms(50);
+	msleep(50);
 	r = rv_tracee_stop(v.pid, -1, after_ms(2000), &t, reason);
 	if (r == -ESRCH) {
 		int status;
@@ -621,7 +619,7 @@ static void test_deadline_passed(void)
 	char reason[128];
 	int r;
 
-	victim_start(&v, v_echo);
+	victim_start_pipes(&v, v_echo);
 	wait_in_syscall(v.pid, v.pid, SYS_read);
 	r = rv_tracee_stop(v.pid, -1, rv_now_ns() - 1, &t, reason);
 	CHECK(r == 0, "stop after the deadline = %d (%s)", r, reason);
@@ -632,13 +630,8 @@ static void test_deadline_passed(void)
 
 static void v_vfork(int in, int out)
 {
-	pid_t c = vfork();
+	pid_t c = test_vfork((const struct test_vf_step[]){VF_READ(in), VF_EXIT(0)});
 
-	if (c == 0) {
-		char ch;
-		syscall(SYS_read, in, &ch, 1);
-		_exit(0);
-	}
 	xwrite(out, "b", 1);
 	waitpid(c, NULL, 0);
 	v_echo(in, out);
@@ -649,11 +642,7 @@ static int vt_pipe[2];
 static void *vt_thread(void *arg)
 {
 	(void)arg;
-	if (vfork() == 0) {
-		char ch;
-		syscall(SYS_read, vt_pipe[0], &ch, 1);
-		_exit(0);
-	}
+	test_vfork((const struct test_vf_step[]){VF_READ(vt_pipe[0]), VF_EXIT(0)});
 	return NULL;
 }
 
@@ -675,19 +664,16 @@ static void test_vfork_thread_times_out(void)
 	int r, val;
 
 	CHECK(pipe2(vt_pipe, O_CLOEXEC) == 0, "pipe: %m");
-	victim_start(&v, v_vfork_thread);
+	victim_start_pipes(&v, v_vfork_thread);
 	for (int i = 0; i < 2000 && !tid; i++) {
-		FILE *f;
-		int a;
-		snprintf(path, sizeof(path), "ls /proc/%d/task", v.pid);
-		f = popen(path, "r");
-		while (f && fscanf(f, "%d", &a) == 1)
-			if (a != v.pid && task_state(v.pid, a) == 'D')
-				tid = a;
-		if (f)
-			pclose(f);
+		pid_t tids[8];
+		int n = proc_tasks(v.pid, tids, 8);
+
+		for (int k = 0; k < n; k++)
+			if (tids[k] != v.pid && task_state(v.pid, tids[k]) == 'D')
+				tid = tids[k];
 		if (!tid)
-			sleep_ms(1);
+			msleep(1);
 	}
 	CHECK(tid > 0, "no thread in D state");
 	wait_in_syscall(v.pid, v.pid, SYS_read);
@@ -712,9 +698,9 @@ static void test_vfork_parent_times_out(void)
 	uint64_t deadline;
 	int r, val;
 
-	victim_start(&v, v_vfork);
+	victim_start_pipes(&v, v_vfork);
 	for (int i = 0; i < 2000 && task_state(v.pid, v.pid) != 'D'; i++)
-		sleep_ms(1);
+		msleep(1);
 	CHECK(task_state(v.pid, v.pid) == 'D', "vfork parent not in D state");
 	deadline = after_ms(300);
 	r = rv_tracee_stop(v.pid, -1, deadline, &t, reason);
@@ -737,7 +723,7 @@ static void test_zombie(void)
 	struct rv_tracee *t = NULL;
 	char reason[128];
 	siginfo_t si;
-	pid_t pid = fork();
+	pid_t pid = test_fork();
 	int r;
 
 	CHECK(pid >= 0, "fork: %m");
@@ -785,16 +771,16 @@ static void test_batch_stop_release(void)
 	for (int i = 0; i < NBATCH; i++) {
 		switch (i % 10) {
 		case 5:
-			victim_start(&v[i], v_nanosleep);
+			victim_start_pipes(&v[i], v_nanosleep);
 			break;
 		case 7:
-			victim_start(&v[i], v_registers);
+			victim_start_pipes(&v[i], v_registers);
 			break;
 		default:
-			victim_start(&v[i], v_echo);
+			victim_start_pipes(&v[i], v_echo);
 		}
 	}
-	victim_start(&vf, v_vfork);
+	victim_start_pipes(&vf, v_vfork);
 	for (int i = 0; i < NBATCH; i++) {
 		if (i % 10 == 5)
 			wait_in_syscall(v[i].pid, v[i].pid, SYS_nanosleep);
@@ -809,7 +795,7 @@ static void test_batch_stop_release(void)
 		q[i] = (struct rv_stop_req){.pid = v[i].pid, .pidfd = -1};
 	}
 	for (int i = 0; i < 2000 && task_state(vf.pid, vf.pid) != 'D'; i++)
-		sleep_ms(1);
+		msleep(1);
 	CHECK(task_state(vf.pid, vf.pid) == 'D', "vfork parent not in D state");
 	q[NBATCH] =
 	    (struct rv_stop_req){.pid = vf.pid, .pidfd = (int)syscall(SYS_pidfd_open, vf.pid, 0)};
@@ -885,7 +871,7 @@ static void test_batch_stop_mixed(void)
 	struct rv_stop_req q[6];
 	struct rv_tracee *ts[6] = {};
 	siginfo_t si;
-	pid_t z = fork();
+	pid_t z = test_fork();
 	int r, val;
 
 	CHECK(z >= 0, "fork: %m");
@@ -893,7 +879,7 @@ static void test_batch_stop_mixed(void)
 		_exit(0);
 	CHECK(waitid(P_PID, z, &si, WEXITED | WNOWAIT) == 0, "waitid: %m");
 	for (int i = 0; i < 3; i++) {
-		victim_start(&v[i], v_echo);
+		victim_start_pipes(&v[i], v_echo);
 		wait_in_syscall(v[i].pid, v[i].pid, SYS_read);
 	}
 	q[0] = (struct rv_stop_req){.pid = v[0].pid, .pidfd = -1};

@@ -16,8 +16,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "fork.h"
 #include "harness.h"
 #include "internal.h"
+#include "proc.h"
 
 #ifndef REVOKE_BUILDDIR
 #define REVOKE_BUILDDIR "."
@@ -44,25 +46,17 @@ static void signal_ready(void)
 	CHECK(write(ready_w, "r", 1) == 1, "ready: %m");
 }
 
-static void die_with_parent(pid_t parent)
-{
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(0);
-}
-
 /* Forks a victim running FN(ARG); returns once it called signal_ready(). */
 static pid_t spawn(void (*fn)(void *), void *arg)
 {
-	pid_t parent = getpid(), pid;
+	pid_t pid;
 	int p[2];
 	char c;
 
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
-	pid = fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %m");
 	if (pid == 0) {
-		die_with_parent(parent);
 		close(p[0]);
 		ready_w = p[1];
 		/* The test's own O_PATH descriptors of the targets are not the victim's. */
@@ -83,20 +77,11 @@ static pid_t spawn(void (*fn)(void *), void *arg)
  * a liveness bound of 2 s, not a timing assertion. */
 static void wait_sleeping(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	for (int i = 0; i < 2000; i++) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		CHECK(fd >= 0, "open %s: %m", path);
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		CHECK(n > 0, "read %s: %m", path);
-		buf[n] = '\0';
-		p = strrchr(buf, ')');
-		if (p && p[1] == ' ' && p[2] == 'S')
+		char state = proc_state(pid);
+
+		CHECK(state, "read /proc/%d/stat: %m", pid);
+		if (state == 'S')
 			return;
 		usleep(1000);
 	}
@@ -243,7 +228,6 @@ static void check_sorted(const struct rv_holders *hs)
 
 static void victim_fds(void *arg)
 {
-	pid_t parent = getpid();
 	int fd;
 
 	(void)arg;
@@ -256,9 +240,8 @@ static void victim_fds(void *arg)
 	fd = open(tgt[0].path, O_PATH);
 	CHECK(fd >= 0 && dup2(fd, 52) == 52, "O_PATH");
 	close(fd);
-	pid_t child = fork(); /* inherits 50, 51, 52 */
+	pid_t child = test_fork(); /* inherits 50, 51, 52 */
 	if (child == 0) {
-		die_with_parent(parent);
 		for (;;)
 			pause();
 	}
@@ -451,23 +434,17 @@ static void test_threads(void)
 static void test_zombie_leader(void)
 {
 	struct rv_holders hs = {0};
-	struct rv_proc_stat st;
 	struct rv_holder *h;
-	char path[64], buf[1024];
 	pid_t v;
 
 	setup_shared();
 	tgt[0] = make_target("zombie", 4096);
 	v = spawn(victim_thread, (void *)1);
-	snprintf(path, sizeof(path), "/proc/%d/stat", v);
 	for (int i = 0;; i++) { /* wait for the leader's exit to show */
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		char state = proc_state(v);
 
-		close(fd);
-		CHECK(n > 0 && i < 2000, "victim gone or leader not a zombie");
-		buf[n] = '\0';
-		if (rv_parse_stat(buf, &st) == 0 && st.state == 'Z')
+		CHECK(state && i < 2000, "victim gone or leader not a zombie");
+		if (state == 'Z')
 			break;
 		usleep(1000);
 	}
@@ -488,7 +465,7 @@ static void victim_churn(void *arg)
 	(void)arg;
 	signal_ready();
 	for (;;) {
-		pid_t p = fork();
+		pid_t p = test_fork();
 
 		if (p == 0) {
 			int fd = open(tgt[0].path, O_RDONLY | O_CLOEXEC);
@@ -693,18 +670,15 @@ static void test_unprivileged(void)
 		SKIP("needs root to drop to 65534");
 	tgt[0] = make_target("unpriv", 10);
 	CHECK(chown(tgt[0].path, 65534, 65534) == 0 && chown(tmpdir, 65534, 65534) == 0, "chown");
-	child = fork();
+	child = test_fork();
 	CHECK(child >= 0, "fork");
 	if (child == 0) {
 		struct rv_holders hs = {0};
 
-		die_with_parent(getppid());
-		CHECK(setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0,
-		      "drop");
-		/* Changing uids cleared "dumpable", which would hide even our
-		 * own victim's /proc entries; an ordinary user's processes are
-		 * dumpable. */
-		prctl(PR_SET_DUMPABLE, 1);
+		/* Dumpable again: changing uids cleared it, which would hide
+		 * even our own victim's /proc entries; an ordinary user's
+		 * processes are dumpable. */
+		CHECK(test_become(65534, 65534, TEST_BECOME_DUMPABLE) == 0, "drop");
 		v = spawn(victim_open, NULL);
 		CHECK(scan_all(tgt, 1, &hs) >= 0, "unprivileged scan failed");
 		CHECK(holder(&hs, v) && ref_of(holder(&hs, v), REVOKE_REF_FD, 70, 0) &&
@@ -753,10 +727,9 @@ static void test_fuse_hang(void)
 		SKIP("%s not built (no libfuse3)", helper);
 	CHECK(mkdtemp(mnt), "mkdtemp");
 	snprintf(file, sizeof(file), "%s/file", mnt);
-	daemon = fork();
+	daemon = test_fork();
 	CHECK(daemon >= 0, "fork");
 	if (daemon == 0) {
-		die_with_parent(getppid());
 		execl(helper, helper, mnt, (char *)NULL);
 		_exit(127);
 	}
@@ -776,20 +749,18 @@ static void test_fuse_hang(void)
 	/* Hang the server, and make sure it is hung: the prober's stat()
 	 * needs a GETATTR (attributes are never cached) and blocks in it. */
 	kill(daemon, SIGUSR1);
-	prober = fork();
+	prober = test_fork();
 	if (prober == 0) {
-		die_with_parent(getppid());
 		stat(file, &st);
 		_exit(0);
 	}
 
-	checker = fork();
+	checker = test_fork();
 	if (checker == 0) {
 		struct rv_holders hs = {0};
 		struct rv_holder *h;
 		int r;
 
-		die_with_parent(getppid());
 		r = scan(tgt, 1, &hs);
 		CHECK(r >= 0, "scan: %s", strerror(-r));
 		h = holder(&hs, victim);
@@ -818,7 +789,7 @@ cleanup:
 	if (checker > 0)
 		waitpid(checker, &status, 0);
 	if (umount2(mnt, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT) {
-		pid_t u = fork();
+		pid_t u = test_fork();
 		if (u == 0) {
 			execlp("fusermount3", "fusermount3", "-u", "-z", mnt, (char *)NULL);
 			_exit(127);
@@ -840,17 +811,16 @@ static void test_rlimit_nofile(void)
 	enum { N = 100 };
 	struct rlimit rl = {.rlim_cur = 64, .rlim_max = 64};
 	struct rv_holders hs = {0};
-	pid_t pids[N], parent = getpid();
+	pid_t pids[N];
 	size_t with_pidfd = 0;
 	int p[2], r;
 
 	tgt[0] = make_target("nofile", 10);
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
 	for (int i = 0; i < N; i++) {
-		pids[i] = fork();
+		pids[i] = test_fork();
 		CHECK(pids[i] >= 0, "fork: %m");
 		if (pids[i] == 0) {
-			die_with_parent(parent);
 			close(tgt[0].path_fd);
 			if (open(tgt[0].path, O_RDONLY) < 0 || write(p[1], "r", 1) != 1)
 				_exit(1);

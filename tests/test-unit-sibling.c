@@ -238,17 +238,17 @@ static void one(int prog, const char *point, bool want_cut)
 	fd = open(g_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	CHECK(fd >= 0, "open fifo: %m");
 	memset(g_sh, 0, sizeof(*g_sh));
-	victim_start(&v, v_holder);
+	victim_start_pipes(&v, v_holder);
 	xread(v.out, &c, 1);
 	for (int i = 0; i < NREADERS; i++) {
 		deadline = after_ms(5000);
 		while (!g_sh->tid[i] && rv_now_ns() < deadline)
-			sleep_ms(1);
+			msleep(1);
 		CHECK(g_sh->tid[i], "reader %d never started", i);
 		wait_in_syscall(v.pid, g_sh->tid[i], SYS_read);
 	}
 
-	tr = fork();
+	tr = test_fork();
 	CHECK(tr >= 0, "fork: %m");
 	if (tr == 0)
 		tracer(v.pid, prog, point);
@@ -264,7 +264,7 @@ static void one(int prog, const char *point, bool want_cut)
 	/* The kernel detaches a dead tracer's tracees. */
 	deadline = after_ms(2000);
 	while (any_traced_or_stopped(v.pid) && rv_now_ns() < deadline)
-		sleep_ms(1);
+		msleep(1);
 	CHECK(!any_traced_or_stopped(v.pid), "%s/%s: still traced or stopped (tracer %d)", pg, pt,
 	      tracer_of(v.pid));
 

@@ -44,8 +44,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "call.h"
+#include "fork.h"
 #include "harness.h"
+#include "proc.h"
 #include "revoke.h"
+#include "scratch.h"
 #include "victim.h"
 
 #define UM_IMG	     "/tmp/img"
@@ -63,8 +67,7 @@ static inline int um_run_argv(const char *const argv[])
 	pid_t pid;
 
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe2: %m");
-	fflush(NULL);
-	pid = fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %m");
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -72,7 +75,6 @@ static inline int um_run_argv(const char *const argv[])
 		dup2(null, 0);
 		dup2(p[1], 1);
 		dup2(p[1], 2);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		alarm(60);
 		setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
 		setenv("LC_ALL", "C", 1);
@@ -169,11 +171,9 @@ static inline void um_isolate(void)
 
 	CHECK(unshare(CLONE_NEWNS | CLONE_NEWPID) == 0, "unshare(CLONE_NEWNS | CLONE_NEWPID): %m");
 	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "make / private: %m");
-	fflush(NULL);
-	um_inner = fork();
+	um_inner = test_fork(); /* pid 1 of the new namespace */
 	CHECK(um_inner >= 0, "fork: %m");
 	if (um_inner == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		CHECK(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0,
 		      "mount a /proc of the new pid namespace: %m");
 		um_keep_builddir_mounted();
@@ -198,39 +198,16 @@ static inline void um_isolate(void)
 /* The id of the topmost mount whose mount point is PATH in our namespace, or -1. */
 static inline int um_mount_id(const char *path)
 {
-	char line[4096];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int id = -1;
+	int id = proc_mount_id(path);
 
-	CHECK(f, "open /proc/self/mountinfo: %m");
-	while (fgets(line, sizeof(line), f)) {
-		char mp[4096];
-		int i;
-
-		if (sscanf(line, "%d %*d %*s %*s %4095s", &i, mp) == 2 && strcmp(mp, path) == 0)
-			id = i;
-	}
-	fclose(f);
+	CHECK(id != -2, "open /proc/self/mountinfo: %m");
 	return id;
 }
 
 /* The mount source ("/dev/loop3") of the topmost mount at PATH, or "". */
 static inline void um_mount_source(const char *path, char *buf, size_t size)
 {
-	char line[4096];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-
-	CHECK(f, "open /proc/self/mountinfo: %m");
-	buf[0] = 0;
-	while (fgets(line, sizeof(line), f)) {
-		char mp[4096], src[256];
-		const char *sep = strstr(line, " - ");
-
-		if (sscanf(line, "%*d %*d %*s %*s %4095s", mp) == 1 && strcmp(mp, path) == 0 &&
-		    sep && sscanf(sep + 3, "%*s %255s", src) == 1)
-			snprintf(buf, size, "%s", src);
-	}
-	fclose(f);
+	CHECK(proc_mount_source(path, buf, size) == 0, "open /proc/self/mountinfo: %m");
 }
 
 static inline bool um_have_loop(void)
@@ -253,22 +230,6 @@ static inline void um_make_file(const char *path, size_t size, mode_t mode)
 		off += (size_t)w;
 	}
 	CHECK(fsync(fd) == 0 && close(fd) == 0, "fsync/close %s: %m", path);
-}
-
-/* Copy FROM to TO (mode MODE): a program to run from a mount. */
-static inline void um_copy(const char *from, const char *to, mode_t mode)
-{
-	char buf[65536];
-	int in = open(from, O_RDONLY | O_CLOEXEC);
-	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	ssize_t n;
-
-	CHECK(in >= 0 && out >= 0, "copy %s to %s: %m", from, to);
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		CHECK(write(out, buf, (size_t)n) == n, "write %s: %m", to);
-	CHECK(n == 0, "read %s: %m", from);
-	close(in);
-	CHECK(close(out) == 0, "close %s: %m", to);
 }
 
 /* An ext4 image of MB MiB in UM_IMG, loop-mounted on UM_MNT. */
@@ -455,13 +416,12 @@ static inline pid_t um_loop_holder(const char *file, char *name, size_t size)
 	pid_t pid;
 
 	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe2: %m");
-	pid = fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork: %m");
 	if (pid == 0) {
 		int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
 		int back = open(file, O_RDWR | O_CLOEXEC);
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		n = -errno;
 		for (int i = 0; ctl >= 0 && back >= 0 && i < 20; i++) {
 			struct loop_config c = {.fd = (uint32_t)back};

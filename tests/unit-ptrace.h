@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Shared by test-unit-ptrace.c and test-unit-cut.c: victims and shortcuts.
- * Every victim is a forked child of the case with PR_SET_PDEATHSIG, driven
- * over pipes: IN (test -> victim), OUT (victim -> test).
+ * The ptrace unit tests' family (test-unit-ptrace, -cut, -death, -sibling)
+ * built on tests/lib: victims on two pipes (victim_start_pipes(): IN test ->
+ * victim, OUT victim -> test), shortcuts into lib/tracee, and the common
+ * victims.
  */
 #ifndef REVOKE_TEST_UNIT_PTRACE_H
 #define REVOKE_TEST_UNIT_PTRACE_H
@@ -17,39 +18,11 @@
 #include <time.h>
 
 #include "arch/arch.h"
+#include "fork.h"
 #include "harness.h"
 #include "internal.h"
-
-struct victim {
-	pid_t pid;
-	int in, out; /* the test's ends */
-};
-
-static void (*victim_fn)(int in, int out);
-
-static inline void victim_start(struct victim *v, void (*fn)(int in, int out))
-{
-	int a[2], b[2];
-	pid_t parent = getpid();
-
-	CHECK(pipe2(a, O_CLOEXEC) == 0 && pipe2(b, O_CLOEXEC) == 0, "pipe: %m");
-	victim_fn = fn;
-	v->pid = fork();
-	CHECK(v->pid >= 0, "fork: %m");
-	if (v->pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(1);
-		close(a[1]);
-		close(b[0]);
-		victim_fn(a[0], b[1]);
-		_exit(0);
-	}
-	close(a[0]);
-	close(b[1]);
-	v->in = a[1];
-	v->out = b[0];
-}
+#include "proc.h"
+#include "victim.h"
 
 static inline void xwrite(int fd, const void *p, size_t n)
 {
@@ -74,72 +47,25 @@ static inline uint64_t after_ms(unsigned int ms)
 	return rv_now_ns() + ms * 1000000ull;
 }
 
-static inline void sleep_ms(unsigned int ms)
-{
-	nanosleep(&(struct timespec){ms / 1000, (long)(ms % 1000) * 1000000}, NULL);
-}
-
-static inline char task_state(pid_t pid, pid_t tid);
-
-/* Wait until thread TID of PID sleeps in syscall NR. */
+/* Wait until thread TID of PID sleeps in syscall NR (-1: asleep in any). */
 static inline void wait_in_syscall(pid_t pid, pid_t tid, long nr)
 {
-	char path[64], buf[256];
+	int r = proc_wait_syscall(pid, tid, nr, -1, nr == -1 ? "S" : NULL, 5000, 1000);
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
-	for (int i = 0; i < 5000; i++) {
-		FILE *f = fopen(path, "re");
-		long cur = -2;
-
-		if (!f && nr == -1 && errno == ENOENT)
-			return; /* the thread has exited */
-		CHECK(f, "open %s: %m", path);
-		if (fgets(buf, sizeof(buf), f) && buf[0] >= '0' && buf[0] <= '9')
-			cur = strtol(buf, NULL, 10);
-		fclose(f);
-		/* nr -1: any syscall, with the thread asleep in it */
-		if (cur == nr || (nr == -1 && cur >= 0 && task_state(pid, tid) == 'S'))
-			return;
-		sleep_ms(1);
-	}
-	test_fail("thread %d never blocked in syscall %ld", tid, nr);
+	if (r == -ENOENT && nr == -1)
+		return; /* the thread has exited */
+	CHECK(r != -ENOENT, "open /proc/%d/task/%d/syscall: %s", pid, tid, strerror(-r));
+	if (r < 0)
+		test_fail("thread %d never blocked in syscall %ld", tid, nr);
 }
 
-static inline char task_state(pid_t pid, pid_t tid)
-{
-	char path[64], buf[1024];
-	struct rv_proc_stat st;
-	ssize_t l;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return '?';
-	l = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (l <= 0)
-		return '?';
-	buf[l] = '\0';
-	return rv_parse_stat(buf, &st) == 0 ? st.state : '?';
-}
-
+/* TracerPid of PID; the case fails when it cannot be read. */
 static inline int tracer_of(pid_t pid)
 {
-	char path[64], buf[4096];
-	struct rv_proc_status st;
-	ssize_t l;
-	int fd;
+	long t = proc_status_field(pid, "TracerPid");
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	CHECK(fd >= 0, "open %s: %m", path);
-	l = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	CHECK(l > 0, "read status");
-	buf[l] = '\0';
-	CHECK(rv_parse_status(buf, &st) == 0, "parse status");
-	return st.tracer;
+	CHECK(t >= 0, "read /proc/%d/status", pid);
+	return (int)t;
 }
 
 static inline struct rv_tracee *stop(pid_t pid)

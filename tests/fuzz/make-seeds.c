@@ -43,6 +43,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fork.h"
+#include "scratch.h"
+
 static const char *outdir;
 static char tmpdir[] = "/tmp/revoke-seeds-XXXXXX";
 static int failures;
@@ -136,11 +139,10 @@ static pid_t child_named(const char *comm)
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		die("pipe");
-	pid = fork();
+	pid = test_fork();
 	if (pid < 0)
 		die("fork");
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (comm)
 			prctl(PR_SET_NAME, comm);
 		close(p[0]);
@@ -241,7 +243,7 @@ static void processes(void)
 	}
 	reap(pid);
 
-	pid = fork();
+	pid = test_fork();
 	if (pid < 0)
 		die("fork");
 	if (pid == 0)
@@ -251,14 +253,13 @@ static void processes(void)
 	waitpid(pid, NULL, 0);
 
 	/* Seccomp: 2 (a filter that allows everything). */
-	pid = fork();
+	pid = test_fork();
 	if (pid < 0)
 		die("fork");
 	if (pid == 0) {
 		struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 		struct sock_fprog prog = {.len = 1, .filter = &allow};
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 		prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 		prctl(PR_SET_NAME, "seccomp");
@@ -272,7 +273,7 @@ static void processes(void)
 	/* A process in a child pid namespace: NSpid has two entries. Done in a
 	 * helper: once the namespace's first process is gone, whoever
 	 * unshared it can fork no more. */
-	pid = fork();
+	pid = test_fork();
 	if (pid < 0)
 		die("fork");
 	if (pid == 0) {
@@ -460,10 +461,7 @@ static void mappings(void)
 
 static int rm_tree(const char *dir)
 {
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd);
+	return test_remove_tree(dir);
 }
 
 int main(int argc, char **argv)

@@ -1,72 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/*
- * Busy holders' building blocks, shared by tests/test-killtrials.c and
- * tests/soak-revoke.c (include it in one file per program: it defines an
- * assembler function):
- *
- *  - busy_regs_spin(): fills the general-purpose registers, xmm0-15 (ymm0-15
- *    when the CPU has AVX), the eight x87 registers, MXCSR and the x87 control
- *    word with given values, spins N iterations, and stores what the registers
- *    hold afterwards. A ptrace stop that lands in the loop and does not put
- *    every register back shows up in busy_regs_diff().
- *  - a SIGBUS probe of one byte of a mapping (siglongjmp out of the handler).
- *  - small /proc readers: a thread's SigBlk, State and TracerPid; a
- *    process's descriptor table as (fd, dev, ino).
- */
-#ifndef REVOKE_TEST_BUSY_H
-#define REVOKE_TEST_BUSY_H
-
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
+/* The register workload and the SIGBUS probe: see busy.h. */
 #include <setjmp.h>
-#include <signal.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#ifndef __x86_64__
-#error "tests/busy.h: the register workload is written for x86_64"
-#endif
-
-/* ---- registers ---------------------------------------------------------- */
-
-/* The layout the assembler below uses: keep the offsets in step. */
-struct busy_regs {
-	uint64_t gpr[14];    /* 0: rax rbx rdx rsi rdi rbp r8 r9 r10 r11 r12 r13 r14 r15 */
-	uint64_t pad0[2];    /* 112 */
-	uint8_t vec[16][32]; /* 128: xmm0-15 (16 bytes) or ymm0-15 (32 bytes) */
-	uint64_t x87[8];     /* 640: st0..st7 as doubles */
-	uint32_t mxcsr;	     /* 704 */
-	uint16_t fcw;	     /* 708 */
-	uint16_t pad1[5];    /* 710 */
-} __attribute__((aligned(16)));
-_Static_assert(offsetof(struct busy_regs, vec) == 128, "vec");
-_Static_assert(offsetof(struct busy_regs, x87) == 640, "x87");
-_Static_assert(offsetof(struct busy_regs, mxcsr) == 704, "mxcsr");
-_Static_assert(offsetof(struct busy_regs, fcw) == 708, "fcw");
+#include "busy.h"
 
 static const char *const busy_gpr_names[14] = {"rax", "rbx", "rdx", "rsi", "rdi", "rbp", "r8",
 					       "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
-
-/* busy_regs_spin_{sse,avx}(in, out, iterations): rcx counts the loop, rsp is
- * checked by the return itself. */
-void busy_regs_spin_sse(const struct busy_regs *in, struct busy_regs *out, uint64_t n);
-void busy_regs_spin_avx(const struct busy_regs *in, struct busy_regs *out, uint64_t n);
-/* The same around one system call: rax (number, then result), rdi, rsi, rdx,
- * r10, r8, r9 as the kernel's calling convention; the kernel clobbers rcx and
- * r11, and must leave every other register as it was. */
-void busy_regs_syscall_sse(const struct busy_regs *in, struct busy_regs *out, uint64_t unused);
-void busy_regs_syscall_avx(const struct busy_regs *in, struct busy_regs *out, uint64_t unused);
 
 #define BUSY_ASM_PROLOGUE                                                                          \
 	"pushq %rbx\n pushq %rbp\n pushq %r12\n pushq %r13\n pushq %r14\n pushq %r15\n"            \
@@ -139,7 +83,7 @@ __asm__(".text\n" BUSY_ASM_FUNCTION("busy_regs_spin_sse", BUSY_ASM_LOAD_SSE, BUS
 		    BUSY_ASM_FUNCTION("busy_regs_syscall_avx", BUSY_ASM_LOAD_AVX, BUSY_ASM_SYSCALL,
 				      BUSY_ASM_STORE_AVX));
 
-static inline uint64_t busy_mix(uint64_t *state)
+uint64_t busy_mix(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
 
@@ -148,16 +92,13 @@ static inline uint64_t busy_mix(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-static inline bool busy_have_avx(void)
+bool busy_have_avx(void)
 {
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx");
 }
 
-/* Values no ABI default has: rounding toward zero, flush-to-zero and
- * denormals-are-zero in MXCSR; truncation and 64-bit precision in the x87
- * control word. */
-static inline void busy_regs_fill(struct busy_regs *r, uint64_t *state)
+void busy_regs_fill(struct busy_regs *r, uint64_t *state)
 {
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < 14; i++)
@@ -186,11 +127,8 @@ enum {
 	BUSY_R11 = 9
 };
 
-/* Compares what came out of the registers with what went in (rax and r11
- * not, after a system call). 0, or -1 with WHAT describing the first register
- * that did not hold its value. */
-static inline int busy_regs_compare(const struct busy_regs *in, const struct busy_regs *out,
-				    bool avx, bool syscall, char *what, size_t size)
+int busy_regs_compare(const struct busy_regs *in, const struct busy_regs *out, bool avx,
+		      bool syscall, char *what, size_t size)
 {
 	int vlen = avx ? 32 : 16;
 
@@ -231,9 +169,8 @@ static inline int busy_regs_compare(const struct busy_regs *in, const struct bus
 	return 0;
 }
 
-/* Spin ITERATIONS with IN in the registers and compare. */
-static inline int busy_regs_check(const struct busy_regs *in, uint64_t iterations, bool avx,
-				  char *what, size_t size)
+int busy_regs_check(const struct busy_regs *in, uint64_t iterations, bool avx, char *what,
+		    size_t size)
 {
 	struct busy_regs out;
 
@@ -245,11 +182,7 @@ static inline int busy_regs_check(const struct busy_regs *in, uint64_t iteration
 	return busy_regs_compare(in, &out, avx, false, what, size);
 }
 
-/* nanosleep(NS) from inside the register workload: every register but rax,
- * rcx, r11 must come back as it went in, the call must return 0 and not
- * before NS passed. */
-static inline int busy_regs_nanosleep(struct busy_regs *in, uint64_t ns, bool avx, char *what,
-				      size_t size)
+int busy_regs_nanosleep(struct busy_regs *in, uint64_t ns, bool avx, char *what, size_t size)
 {
 	struct timespec req = {.tv_sec = (time_t)(ns / 1000000000ULL),
 			       .tv_nsec = (long)(ns % 1000000000ULL)};
@@ -288,9 +221,9 @@ static inline int busy_regs_nanosleep(struct busy_regs *in, uint64_t ns, bool av
 
 static __thread sigjmp_buf busy_bus_env;
 static __thread volatile sig_atomic_t busy_in_probe;
-static volatile sig_atomic_t busy_stray_sigbus;
+volatile sig_atomic_t busy_stray_sigbus;
 
-static inline void busy_sigbus_handler(int sig)
+static void busy_sigbus_handler(int sig)
 {
 	(void)sig;
 	if (busy_in_probe) {
@@ -300,8 +233,7 @@ static inline void busy_sigbus_handler(int sig)
 	busy_stray_sigbus++;
 }
 
-/* Installs the handler (SIGBUS stays unblocked: a holder must survive it). */
-static inline int busy_sigbus_install(void)
+int busy_sigbus_install(void)
 {
 	struct sigaction sa;
 
@@ -312,8 +244,7 @@ static inline int busy_sigbus_install(void)
 	return sigaction(SIGBUS, &sa, NULL);
 }
 
-/* Reads *P: 0 with the byte in *RET, or 1 when the access raised SIGBUS. */
-static inline int busy_probe(const volatile uint8_t *p, uint8_t *ret)
+int busy_probe(const volatile uint8_t *p, uint8_t *ret)
 {
 	if (sigsetjmp(busy_bus_env, 1) != 0)
 		return 1;
@@ -322,180 +253,3 @@ static inline int busy_probe(const volatile uint8_t *p, uint8_t *ret)
 	busy_in_probe = 0;
 	return 0;
 }
-
-/* ---- time ------------------------------------------------------------------ */
-
-static inline uint64_t busy_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static inline void busy_sleep_ns(uint64_t ns)
-{
-	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ULL),
-			      .tv_nsec = (long)(ns % 1000000000ULL)};
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-/* ---- /proc ---------------------------------------------------------------- */
-
-static inline ssize_t busy_read_text(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
-/* The value after "KEY:" at the start of a line of TEXT, or NULL. */
-static inline const char *busy_field(const char *text, const char *key)
-{
-	size_t klen = strlen(key);
-
-	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
-		if (strncmp(l, key, klen) == 0 && l[klen] == ':') {
-			l += klen + 1;
-			while (*l == ' ' || *l == '\t')
-				l++;
-			return l;
-		}
-	return NULL;
-}
-
-struct busy_task {
-	char state;	 /* State: letter */
-	pid_t tracer;	 /* TracerPid: */
-	uint64_t sigblk; /* SigBlk: */
-	uint64_t sigpnd; /* SigPnd: (this thread's private pending set) */
-};
-
-/* /proc/PID/task/TID/status: 0, or -1 when it cannot be read (gone). */
-static inline int busy_task_read(pid_t pid, pid_t tid, struct busy_task *ret)
-{
-	char path[64], buf[4096];
-	const char *v;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	if (busy_read_text(path, buf, sizeof(buf)) < 0)
-		return -1;
-	memset(ret, 0, sizeof(*ret));
-	if ((v = busy_field(buf, "State")))
-		ret->state = *v;
-	if ((v = busy_field(buf, "TracerPid")))
-		ret->tracer = (pid_t)strtol(v, NULL, 10);
-	if ((v = busy_field(buf, "SigBlk")))
-		ret->sigblk = strtoull(v, NULL, 16);
-	if ((v = busy_field(buf, "SigPnd")))
-		ret->sigpnd = strtoull(v, NULL, 16);
-	return ret->state ? 0 : -1;
-}
-
-/* TracerPid of the status text already read from an open /proc/PID/status. */
-static inline pid_t busy_status_fd_tracer(int fd)
-{
-	char buf[4096];
-	const char *v;
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	v = busy_field(buf, "TracerPid");
-	return v ? (pid_t)strtol(v, NULL, 10) : 0;
-}
-
-/* The thread ids of PID, sorted; returns how many (at most MAX), -1 if gone. */
-static inline int busy_tasks(pid_t pid, pid_t *tids, int max)
-{
-	char path[64];
-	struct dirent *d;
-	DIR *dir;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	dir = opendir(path);
-	if (!dir)
-		return -1;
-	while ((d = readdir(dir)) && n < max) {
-		if (d->d_name[0] < '0' || d->d_name[0] > '9')
-			continue;
-		tids[n++] = (pid_t)atoi(d->d_name);
-	}
-	closedir(dir);
-	for (int i = 1; i < n; i++) /* a few entries: insertion sort */
-		for (int j = i; j > 0 && tids[j - 1] > tids[j]; j--) {
-			pid_t t = tids[j];
-			tids[j] = tids[j - 1];
-			tids[j - 1] = t;
-		}
-	return n;
-}
-
-struct busy_fd {
-	int fd;
-	dev_t dev;
-	ino_t ino;
-	mode_t mode;
-};
-
-/* PID's descriptor table (what /proc/PID/fd/N leads to), sorted by number;
- * returns how many (at most MAX), -1 if gone. */
-static inline int busy_fds(pid_t pid, struct busy_fd *fds, int max)
-{
-	char path[64];
-	struct dirent *d;
-	DIR *dir;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	dir = opendir(path);
-	if (!dir)
-		return -1;
-	while ((d = readdir(dir)) && n < max) {
-		struct stat st;
-
-		if (d->d_name[0] < '0' || d->d_name[0] > '9')
-			continue;
-		fds[n].fd = atoi(d->d_name);
-		if (fstatat(dirfd(dir), d->d_name, &st, 0) < 0) {
-			/* allocated but leading nowhere stat can follow */
-			memset(&st, 0, sizeof(st));
-		}
-		fds[n].dev = st.st_dev;
-		fds[n].ino = st.st_ino;
-		fds[n].mode = st.st_mode;
-		n++;
-	}
-	closedir(dir);
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && fds[j - 1].fd > fds[j].fd; j--) {
-			struct busy_fd t = fds[j];
-			fds[j] = fds[j - 1];
-			fds[j - 1] = t;
-		}
-	return n;
-}
-
-/* A wait status in words: "killed by signal 9 (KILL)", "exit status 1". */
-static inline void busy_describe_status(int st, char *buf, size_t size)
-{
-	if (WIFSIGNALED(st))
-		snprintf(buf, size, "killed by signal %d (%s)", WTERMSIG(st),
-			 sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
-	else
-		snprintf(buf, size, "exit status %d", WEXITSTATUS(st));
-}
-
-#endif
