@@ -442,16 +442,6 @@ static void unprivileged_seccomp_case(unsigned int flags)
 	      strerror((int)m.v[1]));
 }
 
-static void t_unprivileged_seccomp_holder_ebusy(void)
-{
-	unprivileged_seccomp_case(0);
-}
-
-static void t_unprivileged_seccomp_best_effort(void)
-{
-	unprivileged_seccomp_case(REVOKE_BEST_EFFORT);
-}
-
 /* ---- a failed call leaves a SIGSTOPped holder stopped, and mappings working ---- */
 
 static void t_failure_keeps_stopped_holder_stopped(void)
@@ -805,6 +795,19 @@ static void t_killed_then_again(void)
 		CHECK_CUT(&v[i]);
 }
 
+static const struct seccomp_row {
+	struct test_row t;
+	unsigned int flags;
+} unprivileged_seccomp[] = {
+    {{"unprivileged_seccomp_holder_ebusy", 30}, 0},
+    {{"unprivileged_seccomp_best_effort", 30}, REVOKE_BEST_EFFORT},
+};
+
+static void unprivileged_seccomp_row(const void *row)
+{
+	unprivileged_seccomp_case(((const struct seccomp_row *)row)->flags);
+}
+
 TEST_MAIN("revoke-allornothing", {"traced_holder_ebusy", t_traced_holder_ebusy, 30},
 	  {"traced_holder_best_effort", t_traced_holder_best_effort, 30},
 	  {"vfork_holder_ebusy", t_vfork_holder_ebusy, 30},
@@ -812,8 +815,7 @@ TEST_MAIN("revoke-allornothing", {"traced_holder_ebusy", t_traced_holder_ebusy, 
 	  {"full_fd_table_hard_limit", t_full_fd_table_hard_limit, 30},
 	  {"vfork_holder_best_effort", t_vfork_holder_best_effort, 30},
 	  {"vfork_holder_plain_revoke", t_vfork_holder_plain_revoke, 40},
-	  {"unprivileged_seccomp_holder_ebusy", t_unprivileged_seccomp_holder_ebusy, 30},
-	  {"unprivileged_seccomp_best_effort", t_unprivileged_seccomp_best_effort, 30},
+	  TEST_TABLE(unprivileged_seccomp, unprivileged_seccomp_row),
 	  {"failure_keeps_stopped_holder_stopped", t_failure_keeps_stopped_holder_stopped, 30},
 	  {"failure_leaves_mappings", t_failure_leaves_mappings, 30},
 	  {"vfork_child_holder_cut", t_vfork_child_holder_cut, 30},

@@ -173,28 +173,23 @@ static void check(int kind, int how)
 		close(master);
 }
 
-#define CASE(kind, how)                                                                            \
-	static void t_##kind##_##how(void)                                                         \
-	{                                                                                          \
-		check(kind, how);                                                                  \
-	}
-CASE(K_SOCKET, W_EPOLL)
-CASE(K_SOCKET, W_POLL)
-CASE(K_SOCKET, W_SELECT)
-CASE(K_FIFO, W_EPOLL)
-CASE(K_FIFO, W_POLL)
-CASE(K_FIFO, W_SELECT)
-CASE(K_PIPE, W_EPOLL)
-CASE(K_PIPE, W_POLL)
-CASE(K_PIPE, W_SELECT)
-CASE(K_TTY, W_EPOLL)
-CASE(K_TTY, W_POLL)
-CASE(K_TTY, W_SELECT)
+static const struct wait_row {
+	struct test_row t;
+	int kind, how;
+} waits[] = {
+    {{"socket_epoll", 30}, K_SOCKET, W_EPOLL},	 {{"socket_poll", 30}, K_SOCKET, W_POLL},
+    {{"socket_select", 30}, K_SOCKET, W_SELECT}, {{"fifo_epoll", 30}, K_FIFO, W_EPOLL},
+    {{"fifo_poll", 30}, K_FIFO, W_POLL},	 {{"fifo_select", 30}, K_FIFO, W_SELECT},
+    {{"pipe_epoll", 30}, K_PIPE, W_EPOLL},	 {{"pipe_poll", 30}, K_PIPE, W_POLL},
+    {{"pipe_select", 30}, K_PIPE, W_SELECT},	 {{"tty_epoll", 30}, K_TTY, W_EPOLL},
+    {{"tty_poll", 30}, K_TTY, W_POLL},		 {{"tty_select", 30}, K_TTY, W_SELECT},
+};
 
-TEST_MAIN("revoke-eventloop", {"socket_epoll", t_K_SOCKET_W_EPOLL, 30},
-	  {"socket_poll", t_K_SOCKET_W_POLL, 30}, {"socket_select", t_K_SOCKET_W_SELECT, 30},
-	  {"fifo_epoll", t_K_FIFO_W_EPOLL, 30}, {"fifo_poll", t_K_FIFO_W_POLL, 30},
-	  {"fifo_select", t_K_FIFO_W_SELECT, 30}, {"pipe_epoll", t_K_PIPE_W_EPOLL, 30},
-	  {"pipe_poll", t_K_PIPE_W_POLL, 30}, {"pipe_select", t_K_PIPE_W_SELECT, 30},
-	  {"tty_epoll", t_K_TTY_W_EPOLL, 30}, {"tty_poll", t_K_TTY_W_POLL, 30},
-	  {"tty_select", t_K_TTY_W_SELECT, 30})
+static void wait_case(const void *row)
+{
+	const struct wait_row *w = row;
+
+	check(w->kind, w->how);
+}
+
+TEST_MAIN("revoke-eventloop", TEST_TABLE(waits, wait_case))

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -76,20 +77,23 @@ static void check_reads(int fd, const char *who)
 	      "%s (fd %d) does not read the file after frevoke: %s", who, fd, strerror(errno));
 }
 
-static void caller_fd_kept(void)
+/* The caller's copies of the description it gave frevoke() read on. */
+static const struct kept_row {
+	struct test_row t;
+	bool dup; /* s.dup, else s.fd */
+	const char *who;
+} kept[] = {
+    {{"caller_fd_kept", 0}, false, "the fd given to frevoke"},
+    {{"callers_dup_kept", 0}, true, "a dup of the fd given to frevoke"},
+};
+
+static void kept_case(const void *row)
 {
+	const struct kept_row *k = row;
 	struct setup s;
 
 	setup_and_frevoke(&s);
-	check_reads(s.fd, "the fd given to frevoke");
-}
-
-static void callers_dup_kept(void)
-{
-	struct setup s;
-
-	setup_and_frevoke(&s);
-	check_reads(s.dup, "a dup of the fd given to frevoke");
+	check_reads(k->dup ? s.dup : s.fd, k->who);
 }
 
 static void inherited_in_child_kept(void)
@@ -131,8 +135,7 @@ static void callers_separate_open_cut(void)
 
 /* clang-format off */
 TEST_MAIN("revoke-frevoke",
-	  {"caller_fd_kept", caller_fd_kept, 0},
-	  {"callers_dup_kept", callers_dup_kept, 0},
+	  TEST_TABLE(kept, kept_case),
 	  {"inherited_in_child_kept", inherited_in_child_kept, 0},
 	  {"separate_open_in_victim_cut", separate_open_in_victim_cut, 0},
 	  {"callers_separate_open_cut", callers_separate_open_cut, 0},

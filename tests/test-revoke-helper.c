@@ -1036,19 +1036,6 @@ static void killed_mid_request(int who)
 	stop_daemon();
 }
 
-static void t_client_killed(void)
-{
-	killed_mid_request(KILL_CLIENT);
-}
-static void t_daemon_killed(void)
-{
-	killed_mid_request(KILL_DAEMON);
-}
-static void t_daemon_and_worker_killed(void)
-{
-	killed_mid_request(KILL_DAEMON_AND_WORKER);
-}
-
 /* ---- requests of one file at once; one user's request and root's ------ */
 
 /*
@@ -1184,12 +1171,24 @@ static void t_too_many_paths(void)
 	stop_daemon();
 }
 
+static const struct killed_row {
+	struct test_row t;
+	int who;
+} killed[] = {
+    {{"client_killed", 60}, KILL_CLIENT},
+    {{"daemon_killed", 60}, KILL_DAEMON},
+    {{"daemon_and_worker_killed", 60}, KILL_DAEMON_AND_WORKER},
+};
+
+static void killed_case(const void *row)
+{
+	killed_mid_request(((const struct killed_row *)row)->who);
+}
+
 TEST_MAIN("helper", {"spoofer_file_library", t_spoofer_file_library, 60},
 	  {"concurrent_same_file", t_concurrent_same_file, 120}, {"no_lockout", t_no_lockout, 60},
 	  {"too_many_paths", t_too_many_paths, 60},
 	  {"spoofer_pty_command", t_spoofer_pty_command, 60}, {"not_owner", t_not_owner, 60},
 	  {"frevoke_keeps_own", t_frevoke_keeps_own, 60},
 	  {"swap_during_request", t_swap_during_request, 240}, {"flood", t_flood, 120},
-	  {"malformed", t_malformed, 120}, {"client_killed", t_client_killed, 60},
-	  {"daemon_killed", t_daemon_killed, 60},
-	  {"daemon_and_worker_killed", t_daemon_and_worker_killed, 60})
+	  {"malformed", t_malformed, 120}, TEST_TABLE(killed, killed_case))

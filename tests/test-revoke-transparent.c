@@ -128,11 +128,6 @@ static void blocked_read_case(void (*before_revoke)(const struct victim *v))
 	check_victim_fd_dead(&v);
 }
 
-static void t_blocked_read_other_pipe(void)
-{
-	blocked_read_case(NULL);
-}
-
 /* ---- a kernel without process_vm_readv/writev ----
  * CONFIG_CROSS_MEMORY_ATTACH=n (tinyconfig, some embedded kernels): the
  * revoker's own seccomp filter answers ENOSYS, as such a kernel would. The
@@ -153,11 +148,6 @@ static void deny_process_vm_calls(const struct victim *v)
 	seccomp_release(ctx);
 	CHECK(process_vm_writev(v->pid, NULL, 0, NULL, 0, 0) < 0 && errno == ENOSYS,
 	      "process_vm_writev still answers (%s)", strerror(errno));
-}
-
-static void t_no_process_vm_calls(void)
-{
-	blocked_read_case(deny_process_vm_calls);
 }
 
 /* ---- nanosleep spanning a revoke ---- */
@@ -1008,16 +998,6 @@ static void signal_during_read(bool restart, int rounds)
 	}
 }
 
-static void t_signal_interrupts_read_during(void)
-{
-	signal_during_read(false, 10);
-}
-
-static void t_signal_restarts_read_during(void)
-{
-	signal_during_read(true, 3);
-}
-
 /* ---- a SIGSTOP that arrives during the revoke is not lost ---- */
 
 static void *stop_sender(void *arg)
@@ -1454,8 +1434,36 @@ static void t_tiny_stack_holder(void)
 #endif
 }
 
-TEST_MAIN("revoke-transparent", {"blocked_read_other_pipe", t_blocked_read_other_pipe, 30},
-	  {"no_process_vm_calls", t_no_process_vm_calls, 30},
+static const struct blocked_row {
+	struct test_row t;
+	void (*before_revoke)(const struct victim *v);
+} blocked_reads[] = {
+    {{"blocked_read_other_pipe", 30}, NULL},
+    {{"no_process_vm_calls", 30}, deny_process_vm_calls},
+};
+
+static void blocked_read_row(const void *row)
+{
+	blocked_read_case(((const struct blocked_row *)row)->before_revoke);
+}
+
+static const struct signal_row {
+	struct test_row t;
+	bool restart;
+	int rounds;
+} signal_reads[] = {
+    {{"signal_interrupts_read_during", 60}, false, 10},
+    {{"signal_restarts_read_during", 40}, true, 3},
+};
+
+static void signal_read_row(const void *row)
+{
+	const struct signal_row *r = row;
+
+	signal_during_read(r->restart, r->rounds);
+}
+
+TEST_MAIN("revoke-transparent", TEST_TABLE(blocked_reads, blocked_read_row),
 	  {"nanosleep_full_length", t_nanosleep_full_length, 30},
 	  {"poll_restarts", t_poll_restarts, 30}, {"futex_restarts", t_futex_restarts, 30},
 	  {"signals_pending_kept", t_signals_pending_kept, 30},
@@ -1466,8 +1474,7 @@ TEST_MAIN("revoke-transparent", {"blocked_read_other_pipe", t_blocked_read_other
 	  {"seccomp_kill_dup3_survives", t_seccomp_kill_dup3_survives, 30},
 	  {"many_threads_fifo", t_many_threads_fifo, 30},
 	  {"zombie_leader_threads", t_zombie_leader_threads, 30},
-	  {"signal_interrupts_read_during", t_signal_interrupts_read_during, 60},
-	  {"signal_restarts_read_during", t_signal_restarts_read_during, 40},
+	  TEST_TABLE(signal_reads, signal_read_row),
 	  {"sigstop_during_revoke_kept", t_sigstop_during_revoke_kept, 40},
 	  {"clone_files_blocked_reader", t_clone_files_blocked_reader, 30},
 	  {"waitpid_restarts", t_waitpid_restarts, 30}, {"pause_not_woken", t_pause_not_woken, 30},

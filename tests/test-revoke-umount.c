@@ -1183,16 +1183,6 @@ static void umount_trials(bool linger)
 	}
 }
 
-static void t_umount_fork_loop(void)
-{
-	umount_trials(true);
-}
-
-static void t_umount_holders_exit(void)
-{
-	umount_trials(false);
-}
-
 /* The names of what issue 10 added to the report. */
 static void t_names(void)
 {
@@ -1649,19 +1639,33 @@ static void load_case(bool command)
 	um_umount(UM_RO);
 }
 
-static void t_umount_load(void)
+static const struct trials_row {
+	struct test_row t;
+	bool linger;
+} trials[] = {
+    {{"umount_fork_loop", 120}, true},
+    {{"umount_holders_exit", 120}, false},
+};
+
+static void trials_case(const void *row)
 {
-	load_case(false);
+	umount_trials(((const struct trials_row *)row)->linger);
 }
 
-static void t_umount_load_command(void)
+static const struct load_row {
+	struct test_row t;
+	bool command;
+} loads[] = {
+    {{"umount_load", 180}, false},
+    {{"umount_load_command", 180}, true},
+};
+
+static void load_row_case(const void *row)
 {
-	load_case(true);
+	load_case(((const struct load_row *)row)->command);
 }
 
-TEST_MAIN("revoke-umount", {"umount_ext4", t_umount_ext4, 120},
-	  {"umount_fork_loop", t_umount_fork_loop, 120},
-	  {"umount_holders_exit", t_umount_holders_exit, 120},
+TEST_MAIN("revoke-umount", {"umount_ext4", t_umount_ext4, 120}, TEST_TABLE(trials, trials_case),
 	  {"umount_tmpfs_bind_same_file", t_umount_tmpfs_bind_same_file, 60},
 	  {"mount_cut_only", t_mount_cut_only, 120},
 	  {"mount_no_submounts", t_mount_no_submounts, 120}, {"mount_list", t_mount_list, 120},
@@ -1675,5 +1679,4 @@ TEST_MAIN("revoke-umount", {"umount_ext4", t_umount_ext4, 120},
 	  {"umount_dry_run", t_umount_dry_run, 120},
 	  {"umount_implies_mount", t_umount_implies_mount, 120},
 	  {"umount_concurrent", t_umount_concurrent, 180}, {"names", t_names, 10},
-	  {"not_mountpoint", t_not_mountpoint, 120}, {"umount_load", t_umount_load, 180},
-	  {"umount_load_command", t_umount_load_command, 180}, )
+	  {"not_mountpoint", t_not_mountpoint, 120}, TEST_TABLE(loads, load_row_case))

@@ -238,22 +238,6 @@ static void inflight_case(unsigned int flags)
 	revoke_report_free(rep);
 }
 
-static void t_inflight_ebusy(void)
-{
-	inflight_case(0);
-}
-
-static void t_inflight_best_effort(void)
-{
-	inflight_case(REVOKE_BEST_EFFORT);
-}
-
-static void t_inflight_sender_closed(void)
-{
-	g_close_sender = true;
-	inflight_case(0);
-}
-
 /* ---- a directory that is a working directory or a root ---- */
 
 /* ---- a running executable ---- */
@@ -330,8 +314,23 @@ static void t_exe_unreachable(void)
 	revoke_report_free(rep);
 }
 
+static const struct inflight_row {
+	struct test_row t;
+	unsigned int flags;
+	bool close_sender;
+} inflight[] = {
+    {{"inflight_ebusy", 30}, 0, false},
+    {{"inflight_best_effort", 30}, REVOKE_BEST_EFFORT, false},
+    {{"inflight_sender_closed", 30}, 0, true},
+};
+
+static void inflight_row(const void *row)
+{
+	const struct inflight_row *r = row;
+
+	g_close_sender = r->close_sender;
+	inflight_case(r->flags);
+}
+
 TEST_MAIN("revoke-unreachable", {"uring_worker_in_holder", t_uring_worker_in_holder, 30},
-	  {"inflight_ebusy", t_inflight_ebusy, 30},
-	  {"inflight_best_effort", t_inflight_best_effort, 30},
-	  {"inflight_sender_closed", t_inflight_sender_closed, 30},
-	  {"exe_unreachable", t_exe_unreachable, 30}, )
+	  TEST_TABLE(inflight, inflight_row), {"exe_unreachable", t_exe_unreachable, 30}, )

@@ -686,14 +686,17 @@ static void ring_fd_closed(bool best_effort)
 	revoke_report_free(rep);
 }
 
-static void t_ring_fd_closed_refused(void)
-{
-	ring_fd_closed(false);
-}
+static const struct ring_closed_row {
+	struct test_row t;
+	bool best_effort;
+} ring_closed[] = {
+    {{"ring_fd_closed_refused", 30}, false},
+    {{"ring_fd_closed_best_effort", 30}, true},
+};
 
-static void t_ring_fd_closed_best_effort(void)
+static void ring_closed_case(const void *row)
 {
-	ring_fd_closed(true);
+	ring_fd_closed(((const struct ring_closed_row *)row)->best_effort);
 }
 
 TEST_MAIN("revoke-uring", {"fixed_read_after_revoke", t_fixed_read_after_revoke, 30},
@@ -703,6 +706,4 @@ TEST_MAIN("revoke-uring", {"fixed_read_after_revoke", t_fixed_read_after_revoke,
 	  {"single_issuer_other_thread", t_single_issuer_other_thread, 30},
 	  {"single_issuer_submitter_gone", t_single_issuer_submitter_gone, 30},
 	  {"disabled_ring", t_disabled_ring, 30}, {"restricted_refused", t_restricted_refused, 30},
-	  {"pending_read", t_pending_read, 30},
-	  {"ring_fd_closed_refused", t_ring_fd_closed_refused, 30},
-	  {"ring_fd_closed_best_effort", t_ring_fd_closed_best_effort, 30}, )
+	  {"pending_read", t_pending_read, 30}, TEST_TABLE(ring_closed, ring_closed_case))

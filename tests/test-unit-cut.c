@@ -179,19 +179,19 @@ static void check_cut_fds(void (*fn)(int in, int out), const char *want_link)
  * reached every process's /dev/null). */
 #define DEAD_LINK "/memfd:revoked (deleted)"
 
-static void test_cut_fds(void)
-{
-	check_cut_fds(v_fd_checks, DEAD_LINK);
-}
-
 /* Nothing in /dev is needed, whatever the holder's mount namespace has there. */
-static void test_cut_fds_no_devnull(void)
+static const struct cut_fds_row {
+	struct test_row t;
+	void (*victim)(int in, int out);
+} cut_fds[] = {
+    {{"cut_fds", 10}, v_fd_checks},
+    {{"cut_fds_no_devnull", 10}, v_fd_checks_no_devnull},
+    {{"cut_fds_dir_devnull", 10}, v_fd_checks_dir_devnull},
+};
+
+static void cut_fds_case(const void *row)
 {
-	check_cut_fds(v_fd_checks_no_devnull, DEAD_LINK);
-}
-static void test_cut_fds_dir_devnull(void)
-{
-	check_cut_fds(v_fd_checks_dir_devnull, DEAD_LINK);
+	check_cut_fds(((const struct cut_fds_row *)row)->victim, DEAD_LINK);
 }
 
 /* Without /proc in the holder's mount namespace the dead descriptor cannot
@@ -612,8 +612,7 @@ static void test_batch_cut(void)
 
 TEST_MAIN("unit-cut", {"seccomp_victim_survives", test_seccomp_victim_survives, 10},
 	  {"seccomp_needs_cap_sys_admin", test_seccomp_needs_cap_sys_admin, 10},
-	  {"cut_fds", test_cut_fds, 10}, {"cut_fds_no_devnull", test_cut_fds_no_devnull, 10},
-	  {"cut_fds_dir_devnull", test_cut_fds_dir_devnull, 10},
+	  TEST_TABLE(cut_fds, cut_fds_case),
 	  {"no_proc_changes_nothing", test_no_proc_changes_nothing, 10},
 	  {"cut_map", test_cut_map, 10}, {"threads", test_threads, 10},
 	  {"zombie_leader_cut", test_zombie_leader_cut, 10}, {"self_cut", test_self_cut, 10},

@@ -374,48 +374,15 @@ static void run_point(const char *point, bool want_cut)
 #endif
 }
 
-/* The points in order; the first is before any register changed. */
-static void t_alive(void)
-{
-	run_point(NULL, true);
-}
-static void t_prepared(void)
-{
-	run_point("prepared", false);
-}
-static void t_entered(void)
-{
-	run_point("entered", true);
-}
-static void t_masked(void)
-{
-	run_point("masked", true);
-}
-static void t_running(void)
-{
-	run_point("running", true);
-}
-static void t_stopped(void)
-{
-	run_point("stopped", true);
-}
 /* On aarch64 a thread stopped in a call goes back into it instead
  * (killed_reenter_*): the cure is for the others. */
-static void run_cure_point(const char *point)
+static void run_cure_point(const char *point, bool want_cut)
 {
 #ifdef __aarch64__
-	run_modes(point, true, 1u << M_REGS | 1u << M_SLOW);
+	run_modes(point, want_cut, 1u << M_REGS | 1u << M_SLOW);
 #else
-	run_point(point, true);
+	run_point(point, want_cut);
 #endif
-}
-static void t_cure_mask(void)
-{
-	run_cure_point("cure-mask");
-}
-static void t_cured(void)
-{
-	run_cure_point("cured");
 }
 
 #ifdef __aarch64__
@@ -423,34 +390,39 @@ static void t_cured(void)
  * stub's rt_sigreturn (run.c, reenter; aarch64.c). Killed at its mask, after
  * the syscall number changed (the stub's code after its svc takes the
  * thread home with the call's result), and once it is in its own call. */
-static void t_reenter(const char *point)
+static void run_reenter(const char *point, bool want_cut)
 {
-	run_modes(point, true, 1u << M_SLEEP | 1u << M_READ);
+	run_modes(point, want_cut, 1u << M_SLEEP | 1u << M_READ);
 }
-static void t_reenter_mask(void)
-{
-	t_reenter("reenter-mask");
-}
-static void t_reenter_switched(void)
-{
-	t_reenter("reenter-switched");
-}
-static void t_reentered(void)
-{
-	t_reenter("reentered");
-}
-
-/* clang-format off */
-#define REENTER_CASES                                                                              \
-	, {"killed_reenter_mask", t_reenter_mask, 30},                                             \
-	{"killed_reenter_switched", t_reenter_switched, 30},                                       \
-	{"killed_reentered", t_reentered, 30}
-/* clang-format on */
-#else
-#define REENTER_CASES
 #endif
 
-TEST_MAIN("unit-death", {"tracer_alive", t_alive, 30}, {"killed_prepared", t_prepared, 30},
-	  {"killed_entered", t_entered, 30}, {"killed_masked", t_masked, 30},
-	  {"killed_running", t_running, 30}, {"killed_stopped", t_stopped, 30},
-	  {"killed_cure_mask", t_cure_mask, 30}, {"killed_cured", t_cured, 30} REENTER_CASES)
+/* The points in order; the first is before any register changed. */
+static const struct point_row {
+	struct test_row t;
+	const char *point; /* the fault point the revoker dies at (NULL: it lives) */
+	bool want_cut;
+	void (*run)(const char *point, bool want_cut);
+} points[] = {
+    {{"tracer_alive", 30}, NULL, true, run_point},
+    {{"killed_prepared", 30}, "prepared", false, run_point},
+    {{"killed_entered", 30}, "entered", true, run_point},
+    {{"killed_masked", 30}, "masked", true, run_point},
+    {{"killed_running", 30}, "running", true, run_point},
+    {{"killed_stopped", 30}, "stopped", true, run_point},
+    {{"killed_cure_mask", 30}, "cure-mask", true, run_cure_point},
+    {{"killed_cured", 30}, "cured", true, run_cure_point},
+#ifdef __aarch64__
+    {{"killed_reenter_mask", 30}, "reenter-mask", true, run_reenter},
+    {{"killed_reenter_switched", 30}, "reenter-switched", true, run_reenter},
+    {{"killed_reentered", 30}, "reentered", true, run_reenter},
+#endif
+};
+
+static void point_case(const void *row)
+{
+	const struct point_row *p = row;
+
+	p->run(p->point, p->want_cut);
+}
+
+TEST_MAIN("unit-death", TEST_TABLE(points, point_case))

@@ -314,52 +314,31 @@ static void run_point(const char *point, bool want_cut)
 		one(p, point, want_cut);
 }
 
-/* The points in the order the cut passes them. */
-static void t_alive(void)
+/* The points in the order the cut passes them; at siblings-entered the
+ * reader waits in the stub for a program that never runs: it goes home after
+ * its bounded wait and reads from the file it still has. */
+static const struct point_row {
+	struct test_row t;
+	const char *point; /* the fault point the revoker dies at (NULL: it lives) */
+	bool want_cut;
+} points[] = {
+    {{"tracer_alive", 60}, NULL, true},
+    {{"killed_prepared", 60}, "prepared", false},
+    {{"killed_siblings_entered", 60}, "siblings-entered", false},
+    {{"killed_entered", 60}, "entered", true},
+    {{"killed_masked", 60}, "masked", true},
+    {{"killed_running", 60}, "running", true},
+    {{"killed_stopped", 60}, "stopped", true},
+    {{"killed_cure_mask", 60}, "cure-mask", true},
+    {{"killed_cured", 60}, "cured", true},
+    {{"killed_sibling_cure_mask", 60}, "sibling-cure-mask", true},
+};
+
+static void point_case(const void *row)
 {
-	run_point(NULL, true);
-}
-static void t_prepared(void)
-{
-	run_point("prepared", false);
-}
-/* The reader waits in the stub for a program that never runs: it goes home
- * after its bounded wait and reads from the file it still has. */
-static void t_siblings_entered(void)
-{
-	run_point("siblings-entered", false);
-}
-static void t_entered(void)
-{
-	run_point("entered", true);
-}
-static void t_masked(void)
-{
-	run_point("masked", true);
-}
-static void t_running(void)
-{
-	run_point("running", true);
-}
-static void t_stopped(void)
-{
-	run_point("stopped", true);
-}
-static void t_cure_mask(void)
-{
-	run_point("cure-mask", true);
-}
-static void t_cured(void)
-{
-	run_point("cured", true);
-}
-static void t_sibling_cure_mask(void)
-{
-	run_point("sibling-cure-mask", true);
+	const struct point_row *p = row;
+
+	run_point(p->point, p->want_cut);
 }
 
-TEST_MAIN("unit-sibling", {"tracer_alive", t_alive, 60}, {"killed_prepared", t_prepared, 60},
-	  {"killed_siblings_entered", t_siblings_entered, 60}, {"killed_entered", t_entered, 60},
-	  {"killed_masked", t_masked, 60}, {"killed_running", t_running, 60},
-	  {"killed_stopped", t_stopped, 60}, {"killed_cure_mask", t_cure_mask, 60},
-	  {"killed_cured", t_cured, 60}, {"killed_sibling_cure_mask", t_sibling_cure_mask, 60})
+TEST_MAIN("unit-sibling", TEST_TABLE(points, point_case))
