@@ -1,7 +1,7 @@
 # bash completion for revoke(1)                            -*- shell-script -*-
 # Installed as bash-completion's completions/revoke (loaded on first use of
 # the command). Works without bash-completion too (`source` it): its helpers
-# are used when they are there. tests/cli-completion.sh checks that every
+# are used when they are there. tests/cli/cli-completion.sh checks that every
 # option and column of `revoke --help` is offered here.
 
 _revoke_columns="PID NSPID USER UID COMMAND STOPPED_NS PATH TYPE FD FLAGS RANGE OFFSET

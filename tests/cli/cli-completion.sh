@@ -9,7 +9,7 @@
 . "$(dirname "$0")/cli-common.bash"
 cli_runs completion
 
-comp=${REVOKE_COMPLETION:-$(dirname "$0")/../tools/revoke.bash}
+comp=${REVOKE_COMPLETION:-$(dirname "$0")/../../tools/revoke.bash}
 bc=/usr/share/bash-completion/bash_completion
 
 # complete_words MODE WORD...: COMPREPLY, one per line, sorted, for the command

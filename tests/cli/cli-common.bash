@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Sourced by tests/cli-*.sh (run by tests/run-tests with REVOKE_BUILDDIR set):
+# Sourced by tests/cli/cli-*.sh (run by tests/run-tests with REVOKE_BUILDDIR set):
 # the command under test ($R), a scratch directory ($tmp) removed on exit with
 # every holder process the script started (pids in the holders array), one
 # PASS/FAIL/SKIP line per check, and `run` which sets rc, out and err.

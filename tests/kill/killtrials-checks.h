@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The driver's side of tests/test-killtrials.c (included there only): the
+ * The driver's side of tests/kill/test-killtrials.c (included there only): the
  * target files, forking the holders, the snapshot taken before each run and
  * every check made on each holder after it (struct holder collects what was
  * found, tagged by kind of damage).

@@ -115,7 +115,7 @@ static inline int um_run_argv(const char *const argv[])
  * caller may not inspect makes a listing incomplete and a cut refuse with
  * EBUSY (unless best effort). On a machine with such a process (pid 1 of some
  * sandboxes, which not even root may inspect) every case would only prove
- * that rule, which tests/test-revoke-fds.c covers; here the library sees the
+ * that rule, which tests/conform/test-revoke-fds.c covers; here the library sees the
  * case's processes only. Kernel users (swap, loop devices) are global anyway.
  *
  * The outer process also swapoff()s UM_MNT/swapfile when the case is over

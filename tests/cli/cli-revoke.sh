@@ -301,5 +301,5 @@ else
 	fail revoke.shared-device "mknod $tmp/null failed"
 fi
 
-# Its own file among processes it cannot look at: tests/cli-uninspected.sh.
+# Its own file among processes it cannot look at: tests/cli/cli-uninspected.sh.
 exit 0

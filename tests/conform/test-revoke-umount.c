@@ -5,7 +5,7 @@
  * filesystems each case makes in its own mount namespace: an ext4 image
  * loop-mounted on /tmp/mnt, a tmpfs submount /tmp/mnt/sub, a bind mount of
  * /tmp/mnt/dir on /tmp/elsewhere. The holders are the case's own victims
- * (tests/victim.h): a reader, an appender whose every record is acknowledged,
+ * (tests/lib/victim.h): a reader, an appender whose every record is acknowledged,
  * a MAP_SHARED writer, a directory reader, a process whose cwd is inside, one
  * chrooted inside, a holder on the submount, one holding a file through the
  * bind mount elsewhere and one holding a file of the parent mount.
@@ -25,7 +25,7 @@
  * of the image taken right after a refused unmount), the dry run, the listing,
  * REVOKE_NO_SUBMOUNTS, not a mount point, ten unmounts at once, and writers
  * with an fsx-like mapper under load (library and command). Each case runs
- * in its own mount and pid namespaces (um_isolate(), tests/umount.h).
+ * in its own mount and pid namespaces (um_isolate(), tests/conform/umount.h).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The holders of tests/test-killtrials.c (included there only): their shapes,
+ * The holders of tests/kill/test-killtrials.c (included there only): their shapes,
  * the shared memory where each thread counts its progress and records what
  * went wrong, the workloads (the register workload and SIGBUS probe of
  * tests/lib/busy.h), and holder_main() which a child of the driver runs.

@@ -4,7 +4,7 @@
  * 11, item 4). Each case makes a container: a child that unshares its mount
  * and pid namespaces and forks the namespace's init, which mounts a tmpfs on
  * /tmp (private: the host never sees it; /tmp because the QEMU guest has
- * it) and serves victim requests (tests/victim.h); the file
+ * it) and serves victim requests (tests/lib/victim.h); the file
  * /tmp/revoke-ns-secret exists only there. Its
  * holders are init (pid 1 in there), with a descriptor, and a child of it
  * (pid 2) with a shared mapping.
