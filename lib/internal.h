@@ -593,10 +593,22 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
  * (helper_pid set). -ECONNREFUSED/-ENOENT... when it cannot be reached,
  * -EAGAIN when it kept refusing (too many requests) until the deadline. */
 int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_report);
-/* What the public calls run: the engine, or the helper when REVOKE_HELPER
- * says so, or when the engine could not inspect every process that may
- * hold a target and the helper's socket exists (unless REVOKE_NO_HELPER). */
+/* Whether the helper's socket exists; whether R says that nobody answered
+ * on it (as opposed to an answer from it). */
+bool rv_helper_present(void);
+bool rv_helper_unanswered(int r);
+/* What the public calls run (call.c): the engine, or the helper when
+ * REVOKE_HELPER says so, or when the engine could not inspect every process
+ * that may hold a target and the helper's socket exists (unless
+ * REVOKE_NO_HELPER). */
 int rv_helper_or_engine(const struct rv_request *req, struct revoke_report **ret_report);
+
+/* ---- the report (report.c) ---------------------------------------------- */
+
+/* A report for NTARGETS targets and NHOLDERS holders, zeroed; NULL on ENOMEM. */
+struct revoke_report *rv_report_new(size_t ntargets, size_t nholders);
+/* Frees a report, whoever made it (NULL is fine). */
+void rv_report_destroy(struct revoke_report *report);
 
 /* ---- time ------------------------------------------------------------- */
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "helper-proto.h"
+#include "helper/proto.h"
 #include "internal.h"
 
 /* Flags this version understands. */

@@ -16,7 +16,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
-#include "target.h"
+#include "kinds/target.h"
 
 void rv_targets_free(struct rv_target *t, size_t n)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "helper-proto.h"
+#include "helper/proto.h"
 
 static const char req_magic[4] = {'R', 'V', 'K', 'Q'};
 static const char rep_magic[4] = {'R', 'V', 'K', 'R'};
@@ -280,20 +280,6 @@ static size_t get_count(struct rbuf *r, size_t min_size)
 		return 0;
 	}
 	return n;
-}
-
-void rv_report_destroy(struct revoke_report *report)
-{
-	if (!report)
-		return;
-	for (size_t i = 0; i < report->nholders; i++)
-		free(report->holders[i].refs);
-	free(report->holders);
-	free(report->holder_nspids);
-	for (size_t i = 0; i < report->ntargets; i++)
-		free(report->targets[i].path);
-	free(report->targets);
-	free(report);
 }
 
 #define WIRE_TARGET_MIN (4 + 8 + 8 + 4 + 4)

@@ -15,8 +15,8 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
-#include "scan_proc.h"
-#include "target.h"
+#include "discover/scan_proc.h"
+#include "kinds/target.h"
 
 #define MAX_WORKERS   8
 #define PIDS_PER_GRAB 8

@@ -9,8 +9,8 @@
 #include <sys/sysmacros.h>
 
 #include "arch/arch.h"
-#include "target.h"
-#include "wake.h"
+#include "kinds/target.h"
+#include "cut/wake.h"
 
 #define MAX_EVENTS 64
 

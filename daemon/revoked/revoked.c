@@ -33,7 +33,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "helper-proto.h"
+#include "helper/proto.h"
 #include "internal.h"
 #include "revoked.h"
 

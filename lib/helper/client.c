@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "helper-proto.h"
+#include "helper/proto.h"
 #include "internal.h"
-#include "target.h"
+#include "kinds/target.h"
 
 /* The helper's answer takes the engine's whole budget, and a little for the
  * way there and back (a loaded machine, the helper forking). */
@@ -289,7 +289,7 @@ int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_repor
 	return -result;
 }
 
-static bool helper_present(void)
+bool rv_helper_present(void)
 {
 	struct stat st;
 
@@ -298,65 +298,8 @@ static bool helper_present(void)
 
 /* Whether the connection itself failed (no helper there), as opposed to an
  * answer from it. */
-static bool no_helper(int r)
+bool rv_helper_unanswered(int r)
 {
 	return r == -ENOENT || r == -ECONNREFUSED || r == -ENOTSOCK || r == -EACCES ||
 	       r == -ECONNRESET || r == -EPIPE || r == -EBADMSG || r == -EPROTONOSUPPORT;
-}
-
-int rv_helper_or_engine(const struct rv_request *req, struct revoke_report **ret_report)
-{
-	struct revoke_report *rep = NULL;
-	uint64_t start = rv_now_ns();
-	struct rv_request rest;
-	int r, rh;
-
-	if (req->flags & REVOKE_HELPER)
-		return rv_helper_run(req, ret_report);
-	if ((req->flags & (REVOKE_NO_HELPER | REVOKE_MOUNT)) || !helper_present())
-		return rv_engine_run(req, ret_report);
-	/* Best effort cuts what it can at once: someone who cannot see
-	 * everyone goes straight to the helper, which can. */
-	if ((req->flags & REVOKE_BEST_EFFORT) && !rv_has_cap(CAP_SYS_PTRACE)) {
-		rh = rv_helper_run(req, ret_report);
-		return no_helper(rh) ? rv_engine_run(req, ret_report) : rh;
-	}
-	/* Otherwise the caller's own engine first: it refuses before changing
-	 * anything when some process could not be inspected, which only the
-	 * helper can. */
-	r = rv_engine_run(req, &rep);
-	if (r != -EBUSY || !rep || !rep->nuninspected || rep->failed_phase != REVOKE_PHASE_NONE) {
-		if (ret_report)
-			*ret_report = rep;
-		else
-			rv_report_destroy(rep);
-		return r;
-	}
-	rest = *req;
-	rest.timeout_ms -= (int)((rv_now_ns() - start) / 1000000u);
-	if (rest.timeout_ms <= 0) {
-		/* No time left to ask it: the call timed out, with the
-		 * engine's report. */
-		r = -ETIMEDOUT;
-	} else {
-		struct revoke_report *hrep = NULL;
-
-		rh = rv_helper_run(&rest, &hrep);
-		if (rh == -E2BIG || rh == -EAGAIN) {
-			/* More files than one request carries, or a helper that
-			 * kept refusing (too many requests): the engine's own
-			 * report (who could not be inspected) stands. */
-			r = rh;
-		} else if (!no_helper(rh)) {
-			rv_report_destroy(rep);
-			rep = hrep;
-			r = rh;
-		} else
-			rv_report_destroy(hrep);
-	}
-	if (ret_report)
-		*ret_report = rep;
-	else
-		rv_report_destroy(rep);
-	return r;
 }

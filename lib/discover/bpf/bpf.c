@@ -49,8 +49,8 @@
 
 #include "internal.h"
 #include "records.h"
-#include "scan_proc.h"
-#include "target.h"
+#include "discover/scan_proc.h"
+#include "kinds/target.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"

@@ -33,9 +33,9 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
-#include "refkind.h"
-#include "scan_proc.h"
-#include "target.h"
+#include "kinds/refkind.h"
+#include "discover/scan_proc.h"
+#include "kinds/target.h"
 
 #ifndef HAVE_BPF
 #define HAVE_BPF 0

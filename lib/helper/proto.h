@@ -73,12 +73,9 @@ int rv_helper_parse_reply_header(const void *buf, size_t len, size_t *ret_body_l
 int rv_helper_encode_reply(int result, const struct revoke_report *rep, uint8_t **ret_buf,
 			   size_t *ret_len);
 /* Parses a whole reply (header included): *RET_RESULT the errno (>= 0), and
- * *RET_REPORT a report to free with revoke_report_free(), or NULL when it
+ * *RET_REPORT a report to free with rv_report_destroy(), or NULL when it
  * had none. -EBADMSG for anything malformed; out-parameters untouched then. */
 int rv_helper_parse_reply(const void *buf, size_t len, int *ret_result,
 			  struct revoke_report **ret_report);
-
-/* Frees a report as revoke_report_free() does (which calls this). */
-void rv_report_destroy(struct revoke_report *report);
 
 #endif

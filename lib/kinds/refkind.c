@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The table of reference kinds (refkind.h). */
-#include "refkind.h"
+#include "kinds/refkind.h"
 
 static const struct rv_refkind kinds[] = {
     {

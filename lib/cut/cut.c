@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "refkind.h"
+#include "kinds/refkind.h"
 
 struct rv_cut {
 	struct rv_prog *p;

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* revoked: the limits of the loop (revoked.c) and serving one request (revoked-serve.c). */
+/* revoked: the limits of the loop (revoked.c) and serving one request (serve.c). */
 #ifndef REVOKED_H
 #define REVOKED_H
 
 #include <stddef.h>
 #include <sys/socket.h>
 
-#include "helper-proto.h"
+#include "helper/proto.h"
 
 struct revoked_limits {
 	unsigned int max_running;	  /* requests served at once */
