@@ -20,7 +20,7 @@
 #include <termios.h>
 
 #include "budget.h"
-#include "discover/scan_proc.h"
+#include "discover/proc.h"
 #include "run.h"
 
 /* A stable set of holders should appear within a couple of rounds; this only

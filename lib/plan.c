@@ -24,7 +24,7 @@
 #include <termios.h>
 
 #include "budget.h"
-#include "discover/scan_proc.h"
+#include "discover/proc.h"
 #include "kinds/target.h"
 #include "run.h"
 

@@ -49,7 +49,7 @@
 
 #include "internal.h"
 #include "records.h"
-#include "discover/scan_proc.h"
+#include "discover/proc.h"
 #include "kinds/target.h"
 
 #pragma GCC diagnostic push

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Private to scan.c (reading one process from /proc) and scan_proc.c (the
- * whole-system scan spread over worker threads); bpf.c uses rv_holder_pidfd.
+ * Private to discover/: proc_one.c (reading one process from /proc),
+ * hidden.c (what is behind its descriptors), context.c (the scan's context
+ * and workers), pidref.c (pidfds), proc_all.c (the whole-system scan spread
+ * over worker threads) and scan.c; bpf.c uses rv_holder_pidfd and
+ * rv_scan_proc_pid.
  */
-#ifndef REVOKE_SCAN_PROC_H
-#define REVOKE_SCAN_PROC_H
+#ifndef REVOKE_DISCOVER_PROC_H
+#define REVOKE_DISCOVER_PROC_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -119,6 +122,26 @@ int rv_holder_pidfd(pid_t pid, int *pidfd, long *max);
 /* The highest descriptor rv_holder_pidfd lets a holder keep (< 0: none). */
 long rv_pidfd_max(void);
 int rv_pidfd_alive(int pidfd); /* 0, or -ESRCH once the process is gone */
+/* pidfd_getfd(PIDFD, FD): the caller's copy of the process's FD, or -1. */
+int rv_pidfd_getfd(int pidfd, int fd);
+
+/* The decimal digits of V at P (a /proc name, built without snprintf). */
+void rv_fmt_uint(char *p, unsigned int v);
+
+/* What proc_one.c keeps in w->tmp (hidden.c adds to it). */
+struct revoke_ref *rv_scan_add_ref(struct scan_worker *w, int type, size_t target, int fd);
+bool rv_scan_ref_exists(struct scan_worker *w, int type, size_t target, int fd);
+int rv_scan_fdinfo_of(struct scan_worker *w, int dir, int *fdinfo_dir, int fd,
+		      struct rv_fdinfo *ret);
+
+/* hidden.c: the references behind descriptor FD (FDD for a ring, named
+ * FDNAME) of PID: a ring's registered files, a socket's descriptors in
+ * flight; and the rings PID maps without a descriptor. */
+int rv_scan_check_uring(struct scan_worker *w, int dir, int *fdinfo_dir, int fdd,
+			const char *fdname, int fd);
+int rv_scan_check_inflight(struct scan_worker *w, int dir, int *fdinfo_dir, pid_t pid, int fd,
+			   int *pidfd);
+int rv_scan_check_fdless_rings(struct scan_worker *w, pid_t pid);
 
 /* Errors of a /proc entry that mean "this process or entry is gone". */
 static inline bool rv_gone_errno(int e)
