@@ -43,6 +43,10 @@ static void run_free(struct rv_run *run)
 	safe_close(run->lock_fd);
 	safe_close(run->calls_fd);
 	free(run->calls.pids);
+	rv_select_done(&run->select);
+	free(run->req_pids);
+	free(run->req_uids);
+	free(run->req_cgroup);
 	pthread_cond_destroy(&run->cv);
 	pthread_mutex_destroy(&run->mu);
 	free(run);
@@ -130,6 +134,18 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
 	if (!run)
 		return -ENOMEM;
 	run->req = *req;
+	/* The selection's arrays are the caller's: the worker may outlive
+	 * the call (it is left to finish when the caller stops waiting). */
+	if (req->npids && !(run->req.pids = run->req_pids = malloc(req->npids * sizeof(pid_t))))
+		goto nomem;
+	if (req->nuids && !(run->req.uids = run->req_uids = malloc(req->nuids * sizeof(uid_t))))
+		goto nomem;
+	if (req->cgroup && !(run->req.cgroup = run->req_cgroup = strdup(req->cgroup)))
+		goto nomem;
+	if (req->npids)
+		memcpy(run->req_pids, req->pids, req->npids * sizeof(pid_t));
+	if (req->nuids)
+		memcpy(run->req_uids, req->uids, req->nuids * sizeof(uid_t));
 	run->want_report = ret_report != NULL;
 	run->lock_fd = -1;
 	run->dead_dir.fd = -1;
@@ -189,6 +205,12 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
 		*ret_report = TAKE_PTR(run->report);
 	run_free(run);
 	return r;
+nomem:
+	free(run->req_pids);
+	free(run->req_uids);
+	free(run->req_cgroup);
+	free(run);
+	return -ENOMEM;
 }
 
 /* ---- engine or helper --------------------------------------------------- */

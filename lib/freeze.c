@@ -208,8 +208,10 @@ static int merge_scan(struct rv_run *run, struct rv_holders *fresh, size_t *ret_
 		if (h->pidfd < 0 && !h->self && !h->uninspected)
 			(void)rv_holder_pidfd(h->pub.pid, &h->pidfd, &pidfd_max);
 	}
-	/* New holders that are other revoke calls hold nothing of ours, or
-	 * are refused without a stop: neither is one to stop next round. */
+	/* New holders outside the selection, or that are other revoke calls
+	 * holding nothing of ours, or refused without a stop: none is one to
+	 * stop next round. */
+	rv_select_filter(&run->select, &run->holders, n);
 	rv_drop_revoke_calls(run, n);
 	for (size_t i = n; i < run->holders.n; i++)
 		added += !run->holders.v[i].uninspected && !run->holders.v[i].pub.error &&

@@ -512,7 +512,10 @@ void rv_dead_dir_remove(struct rv_dead_dir *d);
 enum { RV_DEAD_DIR_NONE = 0, RV_DEAD_DIR_PATH, RV_DEAD_DIR_PIDFD };
 int rv_dead_dir_how(pid_t pid, bool need_chroot, const char **why);
 
-/* /proc/PID/status, parsed (mount.c). */
+/* /proc/PID/NAME read whole into BUF, NUL-terminated: its length, or
+ * -ESRCH (gone), -errno (proc/proc.c). */
+int rv_proc_read_text(pid_t pid, const char *name, char *buf, size_t size);
+/* /proc/PID/status, parsed. */
 int rv_proc_status_of(pid_t pid, struct rv_proc_status *ret);
 
 /* ---- revoke calls and each other (lock.c) ---------------------------- */
@@ -577,7 +580,23 @@ struct rv_request {
 	 * every target or is 0), not for the calling process. */
 	bool for_client;
 	uid_t client_uid;
+	/* The selection of holders (revoke_opts.pids, uids, cgroup), as the
+	 * caller gave it; kinds/select.c resolves and applies it. */
+	const pid_t *pids;
+	size_t npids;
+	const uid_t *uids;
+	size_t nuids;
+	const char *cgroup;
 };
+
+/* At most this many pids and uids in a selection. */
+#define RV_SELECT_MAX 64
+
+/* Whether REQ selects some holders only. */
+static inline bool rv_request_selects(const struct rv_request *req)
+{
+	return req->npids || req->nuids || (req->cgroup && *req->cgroup);
+}
 
 /* Runs one request, bounded by its timeout whatever the kernel does (a path
  * lookup stuck on a hung FUSE server included): the work runs in a thread

@@ -129,6 +129,10 @@ static bool native_wanted(const struct rv_request *req)
 
 	if (req->flags & (REVOKE_LIST_ONLY | REVOKE_ENGINE_USERSPACE | REVOKE_MOUNT))
 		return false;
+	/* revoke(2) revokes from everyone: a selection is the userspace
+	 * engine's (decided here, before anything is touched). */
+	if (rv_request_selects(req))
+		return false;
 	if (env && strcmp(env, "ptrace") == 0 && !(req->flags & REVOKE_ENGINE_NATIVE))
 		return false;
 	return true;
@@ -222,6 +226,7 @@ static int scan_holders(struct rv_run *run, bool ptrace_cut)
 	if (r < 0)
 		return r;
 	run->discovery = r;
+	rv_select_filter(&run->select, &run->holders, 0);
 	rv_drop_revoke_calls(run, 0);
 	return rv_run_abandoned(run) ? -ECANCELED : 0;
 }
@@ -262,6 +267,22 @@ int rv_plan(struct rv_run *run)
 		return r;
 	if (run->calls_fd < 0 && req->fd >= 0)
 		run->calls_fd = rv_calls_register();
+	/* After the lookup errors, before anything else: the selection's own
+	 * (no such cgroup, not a cgroup2 directory). */
+	r = rv_select_init(req, &run->select);
+	if (r < 0) {
+		char detail[128];
+
+		snprintf(detail, sizeof(detail), "--cgroup %.64s: %s",
+			 req->cgroup ? req->cgroup : "",
+			 r == -ENOENT	 ? "no such cgroup"
+			 : r == -EINVAL	 ? "not a directory of a cgroup2 file system"
+			 : r == -ENOTDIR ? "not a directory"
+					 : strerror(-r));
+		if (req->cgroup)
+			rv_run_fail(run, RV_PH_RESOLVE, 0, detail);
+		return r;
+	}
 	if (req->flags & REVOKE_MOUNT)
 		native = (req->flags & REVOKE_UMOUNT) && !list &&
 			 !(req->flags & REVOKE_ENGINE_USERSPACE) && rv_native_umount_available() &&
@@ -269,7 +290,8 @@ int rv_plan(struct rv_run *run)
 	else
 		native = native_wanted(req) && rv_native_available();
 	if ((req->flags & REVOKE_ENGINE_NATIVE) && !native)
-		return -ENOSYS; /* after the lookup errors, as the syscall would */
+		/* after the lookup errors, as the syscall would */
+		return rv_request_selects(req) ? -EOPNOTSUPP : -ENOSYS;
 	if (req->flags & REVOKE_MOUNT)
 		/* Whose files are on a mount is no one's question: cutting
 		 * them all is the unmounter's privilege. Listing is anyone's. */

@@ -12,6 +12,7 @@
 
 #include "budget.h"
 #include "internal.h"
+#include "kinds/select.h"
 
 struct rv_run {
 	struct rv_request req;
@@ -35,6 +36,13 @@ struct rv_run {
 	uid_t requester;
 	int calls_fd;
 	struct rv_calls calls;
+	/* The selection of holders (kinds/select.c), resolved by the plan;
+	 * the request's arrays copied (the caller may be gone before the
+	 * worker reads them). */
+	struct rv_select select;
+	pid_t *req_pids;
+	uid_t *req_uids;
+	char *req_cgroup;
 
 	/* Where it failed, for the report. */
 	int failed_phase;

@@ -140,7 +140,7 @@ static void close_fds(int *fds, size_t n)
 static int read_request(struct pending *p, struct rv_helper_req *ret_hr, int *ret_fds,
 			size_t *ret_nfds)
 {
-	uint8_t buf[RV_HELPER_REQ_SIZE + 1];
+	uint8_t buf[RV_HELPER_REQ_MAX + 1];
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * RV_HELPER_MAX_FDS)];
 		struct cmsghdr align;

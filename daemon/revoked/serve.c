@@ -154,6 +154,11 @@ int revoked_serve(int sock, const struct ucred *cred, const struct rv_helper_req
 	    .timeout_ms = hr->timeout_ms ? (int)hr->timeout_ms : RV_DEFAULT_TIMEOUT_MS,
 	    .for_client = true,
 	    .client_uid = cred->uid,
+	    .pids = hr->pids,
+	    .npids = hr->npids,
+	    .uids = hr->uids,
+	    .nuids = hr->nuids,
+	    .cgroup = hr->cgroup[0] ? hr->cgroup : NULL,
 	};
 	struct revoke_report *rep = NULL;
 	char comm[64], files[2048], result[256];

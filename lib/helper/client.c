@@ -56,7 +56,8 @@ static int helper_connect(const char *path)
 
 static int send_request(int sock, const struct rv_helper_req *hr, const int *fds)
 {
-	uint8_t buf[RV_HELPER_REQ_SIZE];
+	uint8_t buf[RV_HELPER_REQ_MAX];
+	size_t len;
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * RV_HELPER_MAX_FDS)];
 		struct cmsghdr align;
@@ -65,7 +66,8 @@ static int send_request(int sock, const struct rv_helper_req *hr, const int *fds
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
 	struct cmsghdr *c;
 
-	rv_helper_encode_request(hr, buf);
+	len = rv_helper_encode_request(hr, buf);
+	iov.iov_len = len;
 	msg.msg_control = control.buf;
 	msg.msg_controllen = CMSG_SPACE(sizeof(int) * hr->nfds);
 	c = CMSG_FIRSTHDR(&msg);
@@ -74,7 +76,7 @@ static int send_request(int sock, const struct rv_helper_req *hr, const int *fds
 	c->cmsg_len = CMSG_LEN(sizeof(int) * hr->nfds);
 	memcpy(CMSG_DATA(c), fds, sizeof(int) * hr->nfds);
 	/* A fresh connection's buffer is empty: this does not block. */
-	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(buf))
+	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != (ssize_t)len)
 		return errno == EAGAIN ? -EAGAIN : negative_errno();
 	return 0;
 }
@@ -208,7 +210,9 @@ int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_repor
 	struct rv_helper_req hr = {.flags = req->flags & ~(REVOKE_HELPER | REVOKE_NO_HELPER),
 				   .timeout_ms = (uint32_t)req->timeout_ms,
 				   .nfds = (uint32_t)n,
-				   .keep = req->paths ? RV_HELPER_KEEP_NONE : 0};
+				   .keep = req->paths ? RV_HELPER_KEEP_NONE : 0,
+				   .npids = (uint32_t)req->npids,
+				   .nuids = (uint32_t)req->nuids};
 	int fds[RV_HELPER_MAX_FDS], sent[RV_HELPER_MAX_FDS];
 	struct revoke_report *rep = NULL;
 	unsigned int backoff_ms = 20;
@@ -220,8 +224,17 @@ int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_repor
 	 * over by a number we open before we send it. */
 	_cleanup_close_ int calls = req->paths ? rv_calls_register() : -1;
 
-	if (n > RV_HELPER_MAX_FDS)
+	if (n > RV_HELPER_MAX_FDS || req->npids > RV_SELECT_MAX || req->nuids > RV_SELECT_MAX)
 		return -E2BIG;
+	for (size_t i = 0; i < req->npids; i++)
+		hr.pids[i] = req->pids[i];
+	for (size_t i = 0; i < req->nuids; i++)
+		hr.uids[i] = req->uids[i];
+	if (req->cgroup) {
+		if (strlen(req->cgroup) > RV_HELPER_MAX_CGROUP)
+			return -ENAMETOOLONG;
+		strcpy(hr.cgroup, req->cgroup);
+	}
 	if (req->flags & REVOKE_MOUNT)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)

@@ -35,30 +35,87 @@ static int get_header(const uint8_t *p, size_t len, const char magic[4], uint32_
 	return 0;
 }
 
-void rv_helper_encode_request(const struct rv_helper_req *req, uint8_t buf[RV_HELPER_REQ_SIZE])
+static bool has_selection(const struct rv_helper_req *req)
+{
+	return req->npids || req->nuids || req->cgroup[0];
+}
+
+size_t rv_helper_encode_request(const struct rv_helper_req *req, uint8_t buf[RV_HELPER_REQ_MAX])
 {
 	uint32_t body[4] = {req->flags, req->timeout_ms, req->nfds, req->keep};
+	size_t len = RV_HELPER_REQ_SIZE;
 
-	put_header(buf, req_magic, RV_HELPER_REQ_BODY);
 	memcpy(buf + RV_HELPER_HEADER_SIZE, body, sizeof(body));
+	if (has_selection(req)) {
+		uint32_t sel[3] = {req->npids, req->nuids, (uint32_t)strlen(req->cgroup)};
+
+		memcpy(buf + len, sel, sizeof(sel));
+		len += sizeof(sel);
+		memcpy(buf + len, req->pids, req->npids * sizeof(int32_t));
+		len += req->npids * sizeof(int32_t);
+		memcpy(buf + len, req->uids, req->nuids * sizeof(uint32_t));
+		len += req->nuids * sizeof(uint32_t);
+		memcpy(buf + len, req->cgroup, sel[2]);
+		len += sel[2];
+	}
+	put_header(buf, req_magic, (uint32_t)(len - RV_HELPER_HEADER_SIZE));
+	return len;
+}
+
+/* The selection part of a request (BUF, LEN bytes after the fixed body). */
+static int parse_selection(const uint8_t *buf, size_t len, struct rv_helper_req *req)
+{
+	uint32_t sel[3];
+
+	if (len < sizeof(sel))
+		return -EBADMSG;
+	memcpy(sel, buf, sizeof(sel));
+	if (sel[0] > RV_SELECT_MAX || sel[1] > RV_SELECT_MAX || sel[2] > RV_HELPER_MAX_CGROUP ||
+	    (!sel[0] && !sel[1] && !sel[2]) ||
+	    len != sizeof(sel) + 4 * (size_t)sel[0] + 4 * (size_t)sel[1] + sel[2])
+		return -EBADMSG;
+	buf += sizeof(sel);
+	req->npids = sel[0];
+	req->nuids = sel[1];
+	memcpy(req->pids, buf, 4 * (size_t)sel[0]);
+	buf += 4 * (size_t)sel[0];
+	memcpy(req->uids, buf, 4 * (size_t)sel[1]);
+	buf += 4 * (size_t)sel[1];
+	memcpy(req->cgroup, buf, sel[2]);
+	req->cgroup[sel[2]] = '\0';
+	if (strlen(req->cgroup) != sel[2])
+		return -EBADMSG; /* a NUL inside */
+	return 0;
 }
 
 int rv_helper_parse_request(const void *buf, size_t len, struct rv_helper_req *ret)
 {
+	struct rv_helper_req req = {0};
 	uint32_t body_len, body[4];
 	int r;
 
 	r = get_header(buf, len, req_magic, &body_len);
 	if (r < 0)
 		return r;
-	if (body_len != RV_HELPER_REQ_BODY || len != RV_HELPER_REQ_SIZE)
+	if (body_len < RV_HELPER_REQ_BODY || len != RV_HELPER_HEADER_SIZE + (size_t)body_len ||
+	    len > RV_HELPER_REQ_MAX)
 		return -EBADMSG;
 	memcpy(body, (const uint8_t *)buf + RV_HELPER_HEADER_SIZE, sizeof(body));
 	if (body[2] < 1 || body[2] > RV_HELPER_MAX_FDS)
 		return -EBADMSG;
 	if (body[3] != RV_HELPER_KEEP_NONE && body[3] >= body[2])
 		return -EBADMSG;
-	*ret = (struct rv_helper_req){body[0], body[1], body[2], body[3]};
+	req.flags = body[0];
+	req.timeout_ms = body[1];
+	req.nfds = body[2];
+	req.keep = body[3];
+	if (len > RV_HELPER_REQ_SIZE) {
+		r = parse_selection((const uint8_t *)buf + RV_HELPER_REQ_SIZE,
+				    len - RV_HELPER_REQ_SIZE, &req);
+		if (r < 0)
+			return r;
+	}
+	*ret = req;
 	return 0;
 }
 

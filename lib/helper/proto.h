@@ -9,6 +9,11 @@
  * Request, one datagram, with 1..RV_HELPER_MAX_FDS descriptors (SCM_RIGHTS)
  * of the files, opened by the client (O_PATH, or frevoke's own descriptor):
  *   u32 flags (REVOKE_*), u32 timeout_ms, u32 nfds, u32 keep
+ *   and, only with a selection of holders (1.4): u32 npids, u32 nuids,
+ *   u32 cgroup length, npids i32 pids, nuids u32 uids, the cgroup's bytes
+ *   (at most RV_SELECT_MAX pids and uids, RV_HELPER_MAX_CGROUP bytes; a
+ *   request without one has no such part, so that each request has one
+ *   spelling)
  * keep: the index of the descriptor whose open file description is kept
  * (frevoke), or UINT32_MAX. The client keeps its copies until the reply
  * (to send them again if the helper says EAGAIN): the helper's engine keeps
@@ -42,8 +47,11 @@
 #define RV_HELPER_HEADER_SIZE 12
 #define RV_HELPER_REQ_BODY    16
 #define RV_HELPER_REQ_SIZE    (RV_HELPER_HEADER_SIZE + RV_HELPER_REQ_BODY)
-#define RV_HELPER_MAX_FDS     16
-#define RV_HELPER_CHUNK	      32768
+#define RV_HELPER_MAX_CGROUP  1024
+/* The largest request: with a selection of every kind, full. */
+#define RV_HELPER_REQ_MAX (RV_HELPER_REQ_SIZE + 12 + 8 * RV_SELECT_MAX + RV_HELPER_MAX_CGROUP)
+#define RV_HELPER_MAX_FDS 16
+#define RV_HELPER_CHUNK	  32768
 /* A reply larger than this is refused (a report of ~100,000 references). */
 #define RV_HELPER_MAX_REPLY (16u << 20)
 #define RV_HELPER_KEEP_NONE UINT32_MAX
@@ -56,13 +64,19 @@ struct rv_helper_req {
 	uint32_t timeout_ms;
 	uint32_t nfds;
 	uint32_t keep;
+	/* The selection of holders (1.4), empty when none. */
+	uint32_t npids, nuids;
+	int32_t pids[RV_SELECT_MAX];
+	uint32_t uids[RV_SELECT_MAX];
+	char cgroup[RV_HELPER_MAX_CGROUP + 1]; /* "" when none */
 };
 
-/* BUF gets RV_HELPER_REQ_SIZE bytes. */
-void rv_helper_encode_request(const struct rv_helper_req *req, uint8_t buf[RV_HELPER_REQ_SIZE]);
+/* BUF gets the request, at most RV_HELPER_REQ_MAX bytes: its length. */
+size_t rv_helper_encode_request(const struct rv_helper_req *req, uint8_t buf[RV_HELPER_REQ_MAX]);
 /* 0, or -EBADMSG (not a request, wrong length, nfds out of 1..MAX, keep out
- * of range), -EPROTONOSUPPORT (another version). RET untouched on failure.
- * The flags are not judged here. */
+ * of range, a selection part that is empty, too large or not what its
+ * counts say, a cgroup with a NUL), -EPROTONOSUPPORT (another version). RET
+ * untouched on failure. The flags are not judged here. */
 int rv_helper_parse_request(const void *buf, size_t len, struct rv_helper_req *ret);
 
 /* A reply's header: the body length it announces (-EBADMSG: not a reply

@@ -719,18 +719,6 @@ static bool same_root(pid_t pid)
 	       a.stx_dev_minor == b.stx_dev_minor && rv_stx_mnt_id(&a) == rv_stx_mnt_id(&b);
 }
 
-int rv_proc_status_of(pid_t pid, struct rv_proc_status *ret)
-{
-	char path[64], buf[4096];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	n = read_text_at(AT_FDCWD, path, buf, sizeof(buf));
-	if (n <= 0)
-		return n < 0 ? (int)n : -EIO;
-	return rv_parse_status(buf, ret);
-}
-
 int rv_dead_dir_how(pid_t pid, bool need_chroot, const char **why)
 {
 	struct rv_proc_status st;

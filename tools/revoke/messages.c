@@ -98,8 +98,14 @@ static bool env_says(const char *name)
 }
 
 /* An error of the call as a whole, said once rather than once per path. */
-static bool report_call_failure(size_t npaths, int err)
+static bool report_call_failure(const struct revoke_report *rep, size_t npaths, int err)
 {
+	/* The selection's own error (its input named). */
+	if (rep && REPORT_HAS(rep, failed_detail) &&
+	    strncmp(rep->failed_detail, "--cgroup ", 9) == 0 && err != ETIMEDOUT) {
+		warnx_("%.*s", (int)sizeof(rep->failed_detail), rep->failed_detail);
+		return true;
+	}
 	if (err == E2BIG)
 		warnx_("%zu paths: too many for one request to the helper revoked(8): nothing "
 		       "was changed (see revoke(1), LIMITS)",
@@ -116,7 +122,7 @@ void report_lookup_failure(char *const *paths, size_t n, bool nofollow, bool mou
 	char text[160];
 	struct stat st;
 
-	if (report_call_failure(n, err))
+	if (report_call_failure(NULL, n, err))
 		return;
 	/* Looking the paths up again could hang as the library's lookup did. */
 	if (err == ETIMEDOUT) {
@@ -521,7 +527,7 @@ void report_outcome(const struct cli *cli, const struct revoke_report *rep, int 
 
 	if (cli->umount && report_umount(cli, rep, err))
 		return;
-	if (report_call_failure(npaths, err))
+	if (report_call_failure(rep, npaths, err))
 		return;
 	if (err == 0 && uninspected == 0)
 		return;

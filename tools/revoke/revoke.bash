@@ -41,8 +41,23 @@ _revoke()
 		COMPREPLY=($(compgen -W 'auto proc bpf' -- "$cur"))
 		return
 		;;
-	--ns)
-		# A process whose view of the paths is meant: the pids of /proc.
+	--uid)
+		# Users by name (a number is taken too).
+		COMPREPLY=($(compgen -u -- "$cur"))
+		return
+		;;
+	--cgroup)
+		# A cgroup2 directory: the cgroup2 mount's directories.
+		local cg
+		cg=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/self/mounts 2>/dev/null)
+		if [[ $cur != /* && -n $cg ]]; then
+			cur=$cg/$cur
+		fi
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return
+		;;
+	--ns | --pid)
+		# A process (--ns: whose view of the paths is meant): the pids of /proc.
 		if declare -F _pids >/dev/null; then
 			_pids
 		else
@@ -81,7 +96,7 @@ _revoke()
 
 	if [[ -z $dashdash && $cur == -* ]]; then
 		COMPREPLY=($(compgen -W '-l --list -b --best-effort -t --timeout -m --mount
-			--umount --dry-run --no-submounts --ns --no-follow --no-hangup --engine
+			--umount --dry-run --no-submounts --ns --pid --uid --cgroup --no-follow --no-hangup --engine
 			--discovery -J --json -r --raw -n --noheadings -o --output -q --quiet
 			-h --help -V --version --' -- "$cur"))
 		return

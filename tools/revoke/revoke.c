@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <locale.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -118,31 +119,37 @@ static void __attribute__((noreturn)) usage(void)
 	      "or list who holds them. With --umount, cut everything that keeps a mount busy\n"
 	      "and unmount it, killing nobody.\n",
 	      out);
-	fputs("\nOptions:\n"
-	      " -l, --list                list the holders, change nothing\n"
-	      " -b, --best-effort         cut what can be cut, report the rest\n"
-	      " -t, --timeout <seconds>   bound on the whole operation (default 5, or\n"
-	      "                           REVOKE_TIMEOUT from the environment)\n"
-	      " -m, --mount               the paths are mount points: every file reached\n"
-	      "                           through them (and the mounts beneath them)\n"
-	      "     --umount              sync, cut everything on the mounts, unmount them\n"
-	      "     --dry-run             with --umount: say whether it would go ahead\n"
-	      "     --no-submounts        with --mount: not the mounts beneath\n"
-	      "     --ns <pid>            look the paths up as process <pid> sees them (its\n"
-	      "                           mount namespace, root and cwd: a container's files)\n"
-	      "     --no-follow           do not follow a symbolic link in the last component\n"
-	      "     --no-hangup           do not hang up terminals\n"
-	      "     --engine <name>       auto, ptrace or syscall\n"
-	      "     --discovery <name>    auto, proc or bpf\n"
-	      " -J, --json                print the whole report as JSON\n"
-	      " -r, --raw                 use the raw output format\n"
-	      " -n, --noheadings          don't print headings\n"
-	      " -o, --output <list>       output columns (+<list> adds to the default)\n"
-	      " -q, --quiet               print no table, only errors\n"
-	      "\n"
-	      " -h, --help                display this help\n"
-	      " -V, --version             display version\n",
-	      out);
+	fputs(
+	    "\nOptions:\n"
+	    " -l, --list                list the holders, change nothing\n"
+	    " -b, --best-effort         cut what can be cut, report the rest\n"
+	    " -t, --timeout <seconds>   bound on the whole operation (default 5, or\n"
+	    "                           REVOKE_TIMEOUT from the environment)\n"
+	    " -m, --mount               the paths are mount points: every file reached\n"
+	    "                           through them (and the mounts beneath them)\n"
+	    "     --umount              sync, cut everything on the mounts, unmount them\n"
+	    "     --dry-run             with --umount: say whether it would go ahead\n"
+	    "     --no-submounts        with --mount: not the mounts beneath\n"
+	    "     --ns <pid>            look the paths up as process <pid> sees them (its\n"
+	    "                           mount namespace, root and cwd: a container's files)\n"
+	    "     --pid <pid>[,...]     only these processes\n"
+	    "     --uid <user>[,...]    only processes whose real or effective uid is one of "
+	    "these\n"
+	    "     --cgroup <dir>        only processes in this cgroup v2 subtree (a directory, or\n"
+	    "                           a path as /proc/PID/cgroup prints it)\n"
+	    "     --no-follow           do not follow a symbolic link in the last component\n"
+	    "     --no-hangup           do not hang up terminals\n"
+	    "     --engine <name>       auto, ptrace or syscall\n"
+	    "     --discovery <name>    auto, proc or bpf\n"
+	    " -J, --json                print the whole report as JSON\n"
+	    " -r, --raw                 use the raw output format\n"
+	    " -n, --noheadings          don't print headings\n"
+	    " -o, --output <list>       output columns (+<list> adds to the default)\n"
+	    " -q, --quiet               print no table, only errors\n"
+	    "\n"
+	    " -h, --help                display this help\n"
+	    " -V, --version             display version\n",
+	    out);
 	fputs("\nEither every holder is cut or nothing is changed, unless --best-effort.\n"
 	      "Processes that may hold a file but cannot be looked at (another user's, without\n"
 	      "privileges) show with state uninspected and fail the call (or the listing)\n"
@@ -215,7 +222,63 @@ enum {
 	OPT_DRY_RUN,
 	OPT_NO_SUBMOUNTS,
 	OPT_NS,
+	OPT_PID,
+	OPT_UID,
+	OPT_CGROUP,
 };
+
+/* The most pids or uids one selection takes (the library's limit). */
+#define MAX_SELECT 64
+
+/* --pid PID[,PID...]: appended to PIDS. */
+static void parse_pids(const char *arg, pid_t *pids, size_t *n)
+{
+	const char *p = arg;
+
+	do {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || (*end && *end != ',') || v <= 0 || v > INT_MAX)
+			usage_error("invalid pid in '%s' for --pid", arg);
+		if (*n == MAX_SELECT)
+			usage_error("too many pids for --pid (at most %d)", MAX_SELECT);
+		pids[(*n)++] = (pid_t)v;
+		p = *end ? end + 1 : end;
+	} while (*p);
+}
+
+/* --uid USER[,USER...], names or numbers: appended to UIDS. */
+static void parse_uids(const char *arg, uid_t *uids, size_t *n)
+{
+	char *copy = strdup(arg), *save = NULL;
+
+	if (!copy)
+		usage_error("%s", strerror(ENOMEM));
+	if (!*arg || arg[strlen(arg) - 1] == ',')
+		usage_error("invalid user in '%s' for --uid", arg);
+	for (char *u = strtok_r(copy, ",", &save); u; u = strtok_r(NULL, ",", &save)) {
+		struct passwd *pw;
+		char *end;
+		long v;
+
+		if (*n == MAX_SELECT)
+			usage_error("too many users for --uid (at most %d)", MAX_SELECT);
+		errno = 0;
+		v = strtol(u, &end, 10);
+		if (!errno && end != u && !*end && v >= 0 && v < (long)UINT32_MAX) {
+			uids[(*n)++] = (uid_t)v;
+			continue;
+		}
+		pw = getpwnam(u);
+		if (!pw)
+			usage_error("no such user '%s' for --uid", u);
+		uids[(*n)++] = pw->pw_uid;
+	}
+	free(copy);
+}
 
 /* The library keeps a pidfd per holder while it works: thousands of holders
  * need more than the usual soft limit of 1024 descriptors. */
@@ -244,6 +307,9 @@ int main(int argc, char **argv)
 	    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	    {"no-submounts", no_argument, NULL, OPT_NO_SUBMOUNTS},
 	    {"ns", required_argument, NULL, OPT_NS},
+	    {"pid", required_argument, NULL, OPT_PID},
+	    {"uid", required_argument, NULL, OPT_UID},
+	    {"cgroup", required_argument, NULL, OPT_CGROUP},
 	    {"json", no_argument, NULL, 'J'},
 	    {"raw", no_argument, NULL, 'r'},
 	    {"noheadings", no_argument, NULL, 'n'},
@@ -255,6 +321,8 @@ int main(int argc, char **argv)
 	};
 	/* timeout_ms 0: the library's default, 5 s or REVOKE_TIMEOUT. */
 	struct revoke_opts opts = {.sz = sizeof(opts), .keep_fd = -1};
+	pid_t pids[MAX_SELECT];
+	uid_t uids[MAX_SELECT];
 	struct revoke_report *rep = NULL;
 	struct cli cli = {0};
 	const char *output = NULL;
@@ -307,6 +375,19 @@ int main(int argc, char **argv)
 			opts.ns_pid = cli.ns;
 			break;
 		}
+		case OPT_PID:
+			parse_pids(optarg, pids, &opts.npids);
+			opts.pids = pids;
+			break;
+		case OPT_UID:
+			parse_uids(optarg, uids, &opts.nuids);
+			opts.uids = uids;
+			break;
+		case OPT_CGROUP:
+			if (!*optarg)
+				usage_error("empty cgroup for --cgroup");
+			opts.cgroup = optarg;
+			break;
 		case OPT_NO_FOLLOW:
 			opts.flags |= REVOKE_NOFOLLOW;
 			break;
@@ -374,6 +455,12 @@ int main(int argc, char **argv)
 		usage_error("--no-submounts goes with --mount or --umount");
 	if (cli.ns && cli.mount)
 		usage_error("--ns cannot be combined with %s", cli.umount ? "--umount" : "--mount");
+	if ((opts.npids || opts.nuids || opts.cgroup) && cli.mount)
+		usage_error("--%s cannot be combined with %s",
+			    opts.npids	 ? "pid"
+			    : opts.nuids ? "uid"
+					 : "cgroup",
+			    cli.umount ? "--umount" : "--mount");
 	if (cli.dry_run) {
 		cli.list = true;
 		opts.flags |= REVOKE_LIST_ONLY;
