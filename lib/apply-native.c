@@ -102,14 +102,16 @@ int rv_run_native(struct rv_run *run)
 	rv_classify_all(run, true);
 	/* The kernel reaches every open file, in flight ones too. */
 	rv_run_mark_all(run, REVOKE_STATE_UNREACHABLE, REVOKE_STATE_FOUND, 0);
-	/* But not a cwd or root, which are no open files (here only when
-	 * REVOKE_ENGINE_NATIVE was asked for: see rv_plan()). */
+	/* But not a cwd or root, which are no open files, nor a device's other
+	 * nodes (here only when REVOKE_ENGINE_NATIVE was asked for: see
+	 * rv_plan()). */
 	for (size_t i = 0; i < run->holders.n; i++)
 		for (size_t j = 0; j < run->holders.v[i].pub.nrefs; j++) {
 			struct revoke_ref *ref = &run->holders.v[i].pub.refs[j];
 
 			if (ref->state == REVOKE_STATE_FOUND &&
-			    (ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT))
+			    (ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT ||
+			     run->holders.v[i].alias))
 				rv_ref_unreachable(ref, EOPNOTSUPP, &dirs);
 		}
 	if (dirs && !(run->req.flags & REVOKE_BEST_EFFORT)) {

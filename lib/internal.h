@@ -61,6 +61,9 @@ struct rv_holder {
 	int pidfd; /* from scan time on, guards against pid reuse; -1 if none */
 	bool self; /* the calling process */
 	bool zombie_leader;
+	/* It holds a device target through another node of it (an alias:
+	 * same device number, another inode), which revoke(2) does not reach. */
+	bool alias;
 	/* Its descriptors or mappings could not be looked at (another user's
 	 * process, a non-dumpable one): it may hold a target. No refs. */
 	bool uninspected;

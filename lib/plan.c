@@ -167,17 +167,21 @@ static int take_lock(struct rv_run *run)
 	return 0;
 }
 
-/* Whether a holder has its cwd or root on a target (not a mount): revoke(2)
- * revokes open files, and these are none. */
-static bool any_dir_ref(const struct rv_run *run)
+/* Whether a holder has what revoke(2) does not reach: its cwd or root on a
+ * target (not a mount: revoke(2) revokes open files, and these are none), or
+ * a device target through another node of it (an alias). */
+static bool needs_userspace(const struct rv_run *run)
 {
-	for (size_t i = 0; i < run->holders.n; i++)
+	for (size_t i = 0; i < run->holders.n; i++) {
+		if (run->holders.v[i].alias)
+			return true;
 		for (size_t j = 0; j < run->holders.v[i].pub.nrefs; j++) {
 			const struct revoke_ref *ref = &run->holders.v[i].pub.refs[j];
 
 			if (ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT)
 				return true;
 		}
+	}
 	return false;
 }
 
@@ -333,10 +337,11 @@ int rv_plan(struct rv_run *run)
 	r = scan_holders(run, !native && !list);
 	if (r < 0)
 		return r;
-	if (native && !(req->flags & (REVOKE_ENGINE_NATIVE | REVOKE_MOUNT)) && any_dir_ref(run)) {
+	if (native && !(req->flags & (REVOKE_ENGINE_NATIVE | REVOKE_MOUNT)) && needs_userspace(run)) {
 		/* Only the userspace engine moves a cwd or root (to the dead
-		 * directory). Nothing was changed yet: it takes the call over,
-		 * from the lock on, with a scan of its own. */
+		 * directory) and cuts a device's other nodes. Nothing was
+		 * changed yet: it takes the call over, from the lock on, with a
+		 * scan of its own. */
 		native = false;
 		r = lock_and_reopen(run);
 		if (r < 0)

@@ -128,6 +128,7 @@ void rv_holder_take_refs(struct rv_holder *dst, struct rv_holder *src)
 	dst->pub.nrefs = src->pub.nrefs;
 	dst->refs_cap = src->refs_cap;
 	dst->zombie_leader = src->zombie_leader;
+	dst->alias = src->alias;
 	if (src->vdso)
 		dst->vdso = src->vdso;
 	src->pub.nrefs = 0;

@@ -115,13 +115,20 @@ static int scan_fds(struct scan_worker *w, int dir, pid_t pid, int *pidfd)
 			if (statx(fdd, d->d_name, STATX_FLAGS, STATX_MASK, &stx) < 0)
 				continue; /* closed meanwhile, or not ours to see */
 			dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-			for (size_t t = 0; t < ctx->ntargets; t++)
-				if (rv_target_match(&ctx->targets[t], dev, stx.stx_ino,
-						    rv_stx_mnt_id(&stx))) {
-					r = add_fd_ref(w, dir, &fdinfo_dir, fd, t);
-					if (r < 0)
-						return r;
-				}
+			for (size_t t = 0; t < ctx->ntargets; t++) {
+				bool alias = false;
+
+				if (!rv_target_match(&ctx->targets[t], dev, stx.stx_ino,
+						     rv_stx_mnt_id(&stx)) &&
+				    !(alias = rv_target_alias(
+					  &ctx->targets[t], stx.stx_mode,
+					  makedev(stx.stx_rdev_major, stx.stx_rdev_minor))))
+					continue;
+				r = add_fd_ref(w, dir, &fdinfo_dir, fd, t);
+				if (r < 0)
+					return r;
+				w->tmp.alias |= alias;
+			}
 			r = 0;
 			if (S_ISSOCK(stx.stx_mode))
 				r = rv_scan_check_inflight(w, dir, &fdinfo_dir, pid, fd, pidfd);
@@ -353,6 +360,7 @@ int rv_proc_scan_one(struct scan_worker *w, pid_t pid, int *pidfd, struct rv_pro
 
 	w->tmp.pub.nrefs = 0;
 	w->tmp.zombie_leader = false;
+	w->tmp.alias = false;
 	w->tmp.vdso = 0;
 	w->hidden = false;
 	w->nring_fds = w->ring_maps = 0;

@@ -10,6 +10,8 @@
 #include <pthread.h>
 #include <sys/sysmacros.h>
 
+#include <sys/stat.h>
+
 #include "internal.h"
 
 /* Resolve what REQ names into TS (calloc'd, *RET_N of them): each path
@@ -70,6 +72,17 @@ static inline bool rv_target_match_kdev(const struct rv_target *t, unsigned int 
 	if (t->mount)
 		return rv_target_kdev(t) == kdev;
 	return rv_target_kdev(t) == kdev && (uint64_t)t->ino == ino;
+}
+
+/*
+ * A character or block device is the same file whatever node opened it: a
+ * file of mode MODE and device number RDEV is an alias of device target T
+ * (another node of it: a container's mknod'ed /dev, a second devtmpfs).
+ */
+static inline bool rv_target_alias(const struct rv_target *t, mode_t mode, dev_t rdev)
+{
+	return !t->mount && (S_ISCHR(t->mode) || S_ISBLK(t->mode)) &&
+	       (t->mode & S_IFMT) == (mode & S_IFMT) && t->rdev == rdev;
 }
 
 /* Does any of the N targets name a mount? */

@@ -172,13 +172,16 @@ static bool same_target(const struct bpf_scan *s, size_t a, size_t b);
 static void fill_ref(const struct bpf_scan *s, const struct rv_bpf_rec *rec, unsigned int target,
 		     struct revoke_ref *ref);
 
-static int add_record(struct bpf_scan *s, int pass, const struct rv_bpf_rec *rec)
+static int add_record(struct bpf_scan *s, int pass, const struct rv_bpf_rec *rec_in)
 {
+	struct rv_bpf_rec copy = *rec_in, *rec = &copy;
+	bool alias = rec->target & RV_BPF_ALIAS;
 	struct bpf_holder *b;
 	struct revoke_ref *ref;
 	struct rv_holder *h;
 	int i;
 
+	rec->target &= ~RV_BPF_ALIAS;
 	if (rec->tgid <= 0 || (rec->kind != RV_BPF_INFO && rec->kind != RV_BPF_CANDIDATE &&
 			       rec->kind != RV_BPF_RESCAN && rec->target >= s->ntargets))
 		return 0; /* not in our pid namespace */
@@ -214,6 +217,7 @@ static int add_record(struct bpf_scan *s, int pass, const struct rv_bpf_rec *rec
 		b->candidate = true;
 		return 0;
 	}
+	h->alias |= alias;
 	/* The map holds the first of the targets that name one file; the
 	 * others get the same refs, as from the /proc scanner. */
 	for (size_t t = rec->target; t < s->ntargets; t++) {
@@ -550,6 +554,17 @@ static int bpf_load(const struct rv_target *targets, size_t ntargets, struct rv_
 
 		/* Two targets naming one file: the first index stands for both,
 		 * as only one ref per reference is reported. */
+		r = skel_map_update_elem(b->skel->maps.targets.map_fd, &key, &idx, BPF_NOEXIST);
+		if (r < 0 && errno != EEXIST) {
+			r = negative_errno();
+			goto fail;
+		}
+		/* A device's other nodes: by its device number. */
+		if (targets[t].mount || !(S_ISCHR(targets[t].mode) || S_ISBLK(targets[t].mode)))
+			continue;
+		key = (struct rv_bpf_key){
+		    .dev = major(targets[t].rdev) << 20 | minor(targets[t].rdev),
+		    .kind = S_ISCHR(targets[t].mode) ? RV_BPF_KEY_CHR : RV_BPF_KEY_BLK};
 		r = skel_map_update_elem(b->skel->maps.targets.map_fd, &key, &idx, BPF_NOEXIST);
 		if (r < 0 && errno != EEXIST) {
 			r = negative_errno();

@@ -11,12 +11,19 @@
 #define RV_BPF_MAX_HOLDERS 65536
 
 /* The identity of a target as the kernel sees it: the superblock's s_dev
- * (kernel encoding: major << 20 | minor) and the inode number. */
+ * (kernel encoding: major << 20 | minor) and the inode number; or, for a
+ * device target's other nodes (aliases), ino 0, dev its i_rdev and kind
+ * RV_BPF_KEY_CHR or RV_BPF_KEY_BLK. */
 struct rv_bpf_key {
 	__u64 ino;
 	__u32 dev;
-	__u32 pad;
+	__u32 kind;
 };
+
+enum { RV_BPF_KEY_INODE = 0, RV_BPF_KEY_CHR, RV_BPF_KEY_BLK };
+
+/* In a record's target: the file matched as an alias of the device target. */
+#define RV_BPF_ALIAS 0x80000000u
 
 enum {
 	RV_BPF_FD = 1, /* a descriptor of a target */

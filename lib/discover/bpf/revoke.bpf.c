@@ -86,6 +86,25 @@ static __always_inline int match_key(struct rv_bpf_key *key, __u32 *ret_target)
 /* For an inode reached through BTF pointers from the iterator's context:
  * direct loads (faulting loads the kernel catches) cost a fraction of a
  * bpf_probe_read_kernel call each, and this runs for every fd and vma. */
+/* Another node of a device target (same i_rdev): its key, and the target
+ * with RV_BPF_ALIAS. Only device inodes cost a second lookup. */
+static __always_inline int match_alias(__u16 mode, __u32 rdev, __u32 *ret_target)
+{
+	struct rv_bpf_key key = {};
+
+	if ((mode & 0170000) == 0020000)
+		key.kind = RV_BPF_KEY_CHR;
+	else if ((mode & 0170000) == 0060000)
+		key.kind = RV_BPF_KEY_BLK;
+	else
+		return 0;
+	key.dev = rdev;
+	if (!match_key(&key, ret_target))
+		return 0;
+	*ret_target |= RV_BPF_ALIAS;
+	return 1;
+}
+
 static __always_inline int match_inode(struct inode *inode, __u32 *ret_target)
 {
 	struct rv_bpf_key key = {};
@@ -94,7 +113,7 @@ static __always_inline int match_inode(struct inode *inode, __u32 *ret_target)
 		return 0;
 	key.ino = inode->i_ino;
 	key.dev = inode->i_sb->s_dev;
-	return match_key(&key, ret_target);
+	return match_key(&key, ret_target) || match_alias(inode->i_mode, inode->i_rdev, ret_target);
 }
 
 /* For an inode pointer read with bpf_probe_read_kernel (a plain number to
@@ -107,7 +126,8 @@ static __always_inline int match_inode_read(struct inode *inode, __u32 *ret_targ
 		return 0;
 	key.ino = BPF_CORE_READ(inode, i_ino);
 	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	return match_key(&key, ret_target);
+	return match_key(&key, ret_target) ||
+	       match_alias(BPF_CORE_READ(inode, i_mode), BPF_CORE_READ(inode, i_rdev), ret_target);
 }
 
 /* The kernel keeps the user's path of a backing file in user_path. */
