@@ -61,6 +61,9 @@ struct rv_holder {
 	int pidfd; /* from scan time on, guards against pid reuse; -1 if none */
 	bool self; /* the calling process */
 	bool zombie_leader;
+	/* It holds a device target through another node of it (an alias:
+	 * same device number, another inode), which revoke(2) does not reach. */
+	bool alias;
 	/* Its descriptors or mappings could not be looked at (another user's
 	 * process, a non-dumpable one): it may hold a target. No refs. */
 	bool uninspected;
@@ -512,7 +515,10 @@ void rv_dead_dir_remove(struct rv_dead_dir *d);
 enum { RV_DEAD_DIR_NONE = 0, RV_DEAD_DIR_PATH, RV_DEAD_DIR_PIDFD };
 int rv_dead_dir_how(pid_t pid, bool need_chroot, const char **why);
 
-/* /proc/PID/status, parsed (mount.c). */
+/* /proc/PID/NAME read whole into BUF, NUL-terminated: its length, or
+ * -ESRCH (gone), -errno (proc/proc.c). */
+int rv_proc_read_text(pid_t pid, const char *name, char *buf, size_t size);
+/* /proc/PID/status, parsed. */
 int rv_proc_status_of(pid_t pid, struct rv_proc_status *ret);
 
 /* ---- revoke calls and each other (lock.c) ---------------------------- */
@@ -577,7 +583,23 @@ struct rv_request {
 	 * every target or is 0), not for the calling process. */
 	bool for_client;
 	uid_t client_uid;
+	/* The selection of holders (revoke_opts.pids, uids, cgroup), as the
+	 * caller gave it; kinds/select.c resolves and applies it. */
+	const pid_t *pids;
+	size_t npids;
+	const uid_t *uids;
+	size_t nuids;
+	const char *cgroup;
 };
+
+/* At most this many pids and uids in a selection. */
+#define RV_SELECT_MAX 64
+
+/* Whether REQ selects some holders only. */
+static inline bool rv_request_selects(const struct rv_request *req)
+{
+	return req->npids || req->nuids || (req->cgroup && *req->cgroup);
+}
 
 /* Runs one request, bounded by its timeout whatever the kernel does (a path
  * lookup stuck on a hung FUSE server included): the work runs in a thread
@@ -593,10 +615,22 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
  * (helper_pid set). -ECONNREFUSED/-ENOENT... when it cannot be reached,
  * -EAGAIN when it kept refusing (too many requests) until the deadline. */
 int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_report);
-/* What the public calls run: the engine, or the helper when REVOKE_HELPER
- * says so, or when the engine could not inspect every process that may
- * hold a target and the helper's socket exists (unless REVOKE_NO_HELPER). */
+/* Whether the helper's socket exists; whether R says that nobody answered
+ * on it (as opposed to an answer from it). */
+bool rv_helper_present(void);
+bool rv_helper_unanswered(int r);
+/* What the public calls run (call.c): the engine, or the helper when
+ * REVOKE_HELPER says so, or when the engine could not inspect every process
+ * that may hold a target and the helper's socket exists (unless
+ * REVOKE_NO_HELPER). */
 int rv_helper_or_engine(const struct rv_request *req, struct revoke_report **ret_report);
+
+/* ---- the report (report.c) ---------------------------------------------- */
+
+/* A report for NTARGETS targets and NHOLDERS holders, zeroed; NULL on ENOMEM. */
+struct revoke_report *rv_report_new(size_t ntargets, size_t nholders);
+/* Frees a report, whoever made it (NULL is fine). */
+void rv_report_destroy(struct revoke_report *report);
 
 /* ---- time ------------------------------------------------------------- */
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "helper-proto.h"
+#include "helper/proto.h"
 #include "internal.h"
 
 /* Flags this version understands. */
@@ -93,6 +93,25 @@ static int read_opts(const struct revoke_opts *opts, struct rv_request *req)
 		else if (env_set("REVOKE_HELPER"))
 			o.flags |= REVOKE_HELPER;
 	}
+
+	/* The selection (1.4): bounded, and a process is a holder of a file,
+	 * not of a mount. */
+	if (o.npids > RV_SELECT_MAX || o.nuids > RV_SELECT_MAX)
+		return -E2BIG;
+	if ((o.npids && !o.pids) || (o.nuids && !o.uids))
+		return -EFAULT;
+	for (size_t i = 0; i < o.npids; i++)
+		if (o.pids[i] <= 0)
+			return -EINVAL;
+	if (o.cgroup && !*o.cgroup)
+		return -EINVAL;
+	req->pids = o.pids;
+	req->npids = o.npids;
+	req->uids = o.uids;
+	req->nuids = o.nuids;
+	req->cgroup = o.cgroup;
+	if (rv_request_selects(req) && (o.flags & REVOKE_MOUNT))
+		return -EINVAL;
 
 	req->flags = o.flags;
 	req->timeout_ms = o.timeout_ms ? o.timeout_ms : default_timeout_ms();

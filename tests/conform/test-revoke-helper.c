@@ -1171,6 +1171,45 @@ static void t_too_many_paths(void)
 	stop_daemon();
 }
 
+/*
+ * A selection goes through the helper too: A revokes A's file from B's
+ * processes only (--uid B); root's holder keeps it.
+ */
+static void t_selection(void)
+{
+	struct victim b, root;
+	int p[2], res[2] = {-9, -9};
+	pid_t pid;
+
+	open_scratch();
+	make_owned_file(tpath, UID_A);
+	b = hold(tpath, UID_B);
+	root = hold(tpath, 0);
+	start_daemon(NULL);
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
+	pid = test_fork();
+	CHECK(pid >= 0, "fork: %m");
+	if (pid == 0) {
+		uid_t sel[] = {UID_B};
+		const char *path = tpath;
+		struct revoke_opts o = {
+		    .sz = sizeof(o), .keep_fd = -1, .uids = sel, .nuids = 1, .timeout_ms = 20000};
+
+		become(UID_A);
+		res[0] = revoke_ex(&path, 1, &o, NULL);
+		res[1] = res[0] < 0 ? errno : 0;
+		_exit(write(p[1], res, sizeof(res)) == sizeof(res) ? 0 : 1);
+	}
+	close(p[1]);
+	CHECK(read(p[0], res, sizeof(res)) == sizeof(res), "the client died");
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	CHECK(res[0] == 0, "A's revoke --uid B: %s", strerror(res[1]));
+	CHECK_DEAD(&b);
+	CHECK_ALIVE(&root, false);
+	stop_daemon();
+}
+
 static const struct killed_row {
 	struct test_row t;
 	int who;
@@ -1187,7 +1226,7 @@ static void killed_case(const void *row)
 
 TEST_MAIN("helper", {"spoofer_file_library", t_spoofer_file_library, 60},
 	  {"concurrent_same_file", t_concurrent_same_file, 120}, {"no_lockout", t_no_lockout, 60},
-	  {"too_many_paths", t_too_many_paths, 60},
+	  {"too_many_paths", t_too_many_paths, 60}, {"selection", t_selection, 60},
 	  {"spoofer_pty_command", t_spoofer_pty_command, 60}, {"not_owner", t_not_owner, 60},
 	  {"frevoke_keeps_own", t_frevoke_keeps_own, 60},
 	  {"swap_during_request", t_swap_during_request, 240}, {"flood", t_flood, 120},

@@ -367,12 +367,10 @@ static void check_fds(struct holder *x)
 			damage(x, D_FDS, "pid %d fd %d was closed", x->pid, x->fds[i].fd);
 			i++;
 		} else if (i >= x->nfds || now[j].fd < x->fds[i].fd) {
-			char link[80], path[64];
-			ssize_t l;
+			char link[80];
 
-			snprintf(path, sizeof(path), "/proc/%d/fd/%d", x->pid, now[j].fd);
-			l = readlink(path, link, sizeof(link) - 1);
-			link[l > 0 ? l : 0] = '\0';
+			if (proc_fd_link(x->pid, now[j].fd, link, sizeof(link)) < 0)
+				link[0] = '\0';
 			damage(x, D_FDS, "pid %d has a new fd %d (%s)", x->pid, now[j].fd, link);
 			j++;
 		} else {

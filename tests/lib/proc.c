@@ -231,6 +231,19 @@ int proc_fds(pid_t pid, struct proc_fd *fds, int max)
 	return n;
 }
 
+ssize_t proc_fd_link(pid_t pid, int fd, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	n = readlink(path, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return n;
+}
+
 bool proc_fd_is(pid_t pid, int fd, const struct stat *st)
 {
 	char path[64];

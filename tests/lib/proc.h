@@ -79,6 +79,10 @@ struct proc_fd {
 /* PID's descriptor table, sorted by number; how many (at most MAX), -1 if gone. */
 int proc_fds(pid_t pid, struct proc_fd *fds, int max);
 
+/* Where fd FD of PID leads ("/memfd:revoked (deleted)", "pipe:[123]") into
+ * BUF, NUL-terminated: its length, or -errno. */
+ssize_t proc_fd_link(pid_t pid, int fd, char *buf, size_t size);
+
 /* Whether fd FD of PID refers to the file ST describes. */
 bool proc_fd_is(pid_t pid, int fd, const struct stat *st);
 
