@@ -67,6 +67,9 @@ static inline ssize_t read_text_at(int dirfd, const char *path, char *buf, size_
 #define _cleanup_free_	   _cleanup_(freep)
 #define _cleanup_fclose_   _cleanup_(fclosep)
 #define _cleanup_closedir_ _cleanup_(closedirp)
+/* A descriptor held only for the variable's lifetime: clang, unlike gcc,
+ * warns that a cleanup variable never read is unused. */
+#define _held_fd_ __attribute__((unused)) _cleanup_(closep)
 
 /* Hand ownership out of a _cleanup_ variable. */
 #define TAKE_FD(fd)                                                                                \

@@ -59,7 +59,9 @@ static int list_fds(const struct rv_holder *h, int **ret)
 		v[n++] = fd;
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), rv_cmp_int);
+	/* v is NULL when there are none: qsort must not see it. */
+	if (n > 1)
+		qsort(v, n, sizeof(*v), rv_cmp_int);
 	*ret = TAKE_PTR(v);
 	return (int)n;
 }

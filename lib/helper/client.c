@@ -222,7 +222,7 @@ int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_repor
 	 * helper's engine neither cuts nor counts them, nor another's. Not for
 	 * frevoke's descriptor, which is the caller's and must not be taken
 	 * over by a number we open before we send it. */
-	_cleanup_close_ int calls = req->paths ? rv_calls_register() : -1;
+	_held_fd_ int calls = req->paths ? rv_calls_register() : -1;
 
 	if (n > RV_HELPER_MAX_FDS || req->npids > RV_SELECT_MAX || req->nuids > RV_SELECT_MAX)
 		return -E2BIG;

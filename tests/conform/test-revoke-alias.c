@@ -9,11 +9,13 @@
 #include <sys/sysmacros.h>
 
 #include "conform.h"
+#include "device.h"
+#include "terminal.h"
 
-/* The device the cases use: /dev/fuse (10:229), which any root may open and
- * every process does not share. */
-#define DEVICE "/dev/fuse"
-
+/* The device the cases use, which no process but the case's holds
+ * (tests/lib/device.h): a revoke of an alias of a shared device (/dev/fuse,
+ * /dev/kmsg) would cut every daemon's descriptor of it. */
+static const char device[] = TEST_DEVICE;
 static char alias[160];
 
 /* Opens PATH (a device node) and waits: its descriptor is v[1]. */
@@ -21,7 +23,7 @@ static const char *g_open;
 
 static void v_dev_holder(int sock)
 {
-	int fd = open(g_open, O_RDWR | O_CLOEXEC);
+	int fd = open(g_open, O_RDWR | O_NOCTTY | O_CLOEXEC);
 
 	if (fd < 0)
 		_exit(2);
@@ -56,16 +58,15 @@ static bool cut(const struct dev_holder *h)
 	return strcmp(buf, "/memfd:revoked (deleted)") == 0;
 }
 
-/* An alias of DEVICE in the scratch directory, or SKIP. */
+/* The case's device (its master stays open for the case's life) and an
+ * alias of it in the scratch directory. */
 static void make_alias(void)
 {
-	struct stat st;
+	dev_t rdev = test_unheld_device();
 
-	if (stat(DEVICE, &st) < 0 || !S_ISCHR(st.st_mode))
-		SKIP("no %s here", DEVICE);
 	make_scratch();
 	snprintf(alias, sizeof(alias), "%s/alias", tdir);
-	CHECK(mknod(alias, S_IFCHR | 0600, st.st_rdev) == 0, "mknod %s: %m", alias);
+	CHECK(mknod(alias, S_IFCHR | 0600, rdev) == 0, "mknod %s: %m", alias);
 }
 
 static int revoke_dev(const char *path, unsigned int flags, struct revoke_report **rep)
@@ -82,8 +83,8 @@ static void t_alias_cut(void)
 
 	make_alias();
 	a = dev_holder(alias);
-	d = dev_holder(DEVICE);
-	CHECK(revoke_dev(DEVICE, 0, NULL) == 0, "revoke %s: %m", DEVICE);
+	d = dev_holder(device);
+	CHECK(revoke_dev(device, 0, NULL) == 0, "revoke %s: %m", device);
 	CHECK(cut(&a), "the alias's holder still has it");
 	CHECK(cut(&d), "the node's holder still has it");
 }
@@ -94,9 +95,9 @@ static void t_alias_named(void)
 	struct dev_holder d;
 
 	make_alias();
-	d = dev_holder(DEVICE);
+	d = dev_holder(device);
 	CHECK(revoke_dev(alias, 0, NULL) == 0, "revoke %s: %m", alias);
-	CHECK(cut(&d), "revoking an alias left %s's holder", DEVICE);
+	CHECK(cut(&d), "revoking an alias left %s's holder", device);
 }
 
 /* A listing of one node shows the holders of its other nodes; another
@@ -105,17 +106,19 @@ static void t_alias_listed_other_untouched(void)
 {
 	struct revoke_report *rep = NULL;
 	struct dev_holder a, other;
+	char another[64];
 
 	make_alias();
+	test_pty(another, sizeof(another));
 	a = dev_holder(alias);
-	other = dev_holder("/dev/net/tun");
-	CHECK(revoke_dev(DEVICE, REVOKE_LIST_ONLY, &rep) == 0, "list %s: %m", DEVICE);
-	CHECK(find_holder(rep, a.v.pid), "the listing of %s misses the holder of %s", DEVICE,
+	other = dev_holder(another);
+	CHECK(revoke_dev(device, REVOKE_LIST_ONLY, &rep) == 0, "list %s: %m", device);
+	CHECK(find_holder(rep, a.v.pid), "the listing of %s misses the holder of %s", device,
 	      alias);
-	CHECK(!find_holder(rep, other.v.pid), "the listing of %s shows /dev/net/tun's holder",
-	      DEVICE);
+	CHECK(!find_holder(rep, other.v.pid), "the listing of %s shows %s's holder", device,
+	      another);
 	revoke_report_free(rep);
-	CHECK(revoke_dev(DEVICE, 0, NULL) == 0, "revoke %s: %m", DEVICE);
+	CHECK(revoke_dev(device, 0, NULL) == 0, "revoke %s: %m", device);
 	CHECK(!cut(&other), "another device's holder lost it");
 	CHECK(cut(&a), "the alias's holder still has it");
 }

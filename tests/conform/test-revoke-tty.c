@@ -40,26 +40,16 @@
 #include "call.h"
 #include "fork.h"
 #include "proc.h"
+#include "terminal.h"
 #include "scratch.h"
 #include "victim.h"
-
-/* A new pty; returns the master, the slave's path in SLAVE. */
-static int pty_open(char *slave, size_t len)
-{
-	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-
-	CHECK(m >= 0, "posix_openpt: %m");
-	CHECK(grantpt(m) == 0 && unlockpt(m) == 0, "grantpt/unlockpt: %m");
-	CHECK(ptsname_r(m, slave, len) == 0, "ptsname: %m");
-	return m;
-}
 
 static void blocked_reader_never_sees_secret(void)
 {
 	char slave[64];
 	struct victim v;
 	struct victim_res r;
-	int m = pty_open(slave, sizeof(slave)), fd;
+	int m = test_pty(slave, sizeof(slave)), fd;
 
 	victim_start(&v);
 	fd = victim_open(&v, slave, O_RDWR | O_NOCTTY);
@@ -106,7 +96,7 @@ static void hangup_reaches_dev_tty_fd(void)
 	int tfd;
 
 	need_cap_sys_admin();
-	pty_open(slave, sizeof(slave));
+	test_pty(slave, sizeof(slave));
 	tfd = ctty_victim(&v, slave);
 	r = victim_write(&v, tfd, "x");
 	CHECK(r.ret == 1, "write through /dev/tty before revoke: %s", strerror(r.err));
@@ -129,7 +119,7 @@ static void no_hangup_flag_keeps_dev_tty_fd(void)
 	struct victim_res r;
 	int tfd;
 
-	pty_open(slave, sizeof(slave));
+	test_pty(slave, sizeof(slave));
 	tfd = ctty_victim(&v, slave);
 	paths[0] = slave;
 	CHECK(test_revoke_ex(paths, 1, &o, NULL) == 0, "revoke_ex(%s, NO_HANGUP): %m", slave);
@@ -152,7 +142,7 @@ static void frevoke_does_not_hang_up(void)
 	int tfd, s;
 
 	need_cap_sys_admin(); /* else there would be no hangup to miss */
-	pty_open(slave, sizeof(slave));
+	test_pty(slave, sizeof(slave));
 	tfd = ctty_victim(&v, slave);
 	s = open(slave, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	CHECK(s >= 0, "open %s: %m", slave);

@@ -22,6 +22,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -43,7 +44,9 @@
 #include "revoke.h"
 #include "call.h"
 #include "fork.h"
+#include "device.h"
 #include "proc.h"
+#include "terminal.h"
 #include "scratch.h"
 #include "victim.h"
 
@@ -121,34 +124,36 @@ static void fifo_reader_and_writer_cut(void)
 
 static void char_device(void)
 {
-	static const char line[] = "<7>revoke-types: char_device\n";
-	struct stat st;
+	char slave[64];
 	struct victim v;
 	struct victim_res r;
-	int fd, other;
+	dev_t rdev;
+	int fd, node, other;
 
 	test_scratch();
-	/* Our own node for /dev/kmsg's device (writes become a debug line in
-	 * the kernel log): revoking /dev/kmsg itself would cut journald's and
-	 * every logger's. The shared devices (/dev/null...) are refused:
-	 * revoke-errors. */
-	CHECK(stat("/dev/kmsg", &st) == 0 && S_ISCHR(st.st_mode), "no /dev/kmsg");
-	CHECK(mknod("/tmp/kmsg", S_IFCHR | 0600, st.st_rdev) == 0, "mknod: %m");
-	CHECK(mknod("/tmp/kmsg2", S_IFCHR | 0600, st.st_rdev) == 0, "mknod: %m");
+	/* A device no one else holds, under a node of our own too: a revoke
+	 * of a shared device's node (/dev/kmsg) would reach every other node of
+	 * it, the loggers' (revoke-alias). The shared devices (/dev/null...) are
+	 * refused: revoke-errors. */
+	rdev = test_unheld_device();
+	CHECK(mknod("/tmp/dev", S_IFCHR | 0600, rdev) == 0, "mknod: %m");
+	test_pty(slave, sizeof(slave));
 	victim_start(&v);
-	fd = victim_open(&v, "/tmp/kmsg", O_WRONLY);
-	other = victim_open(&v, "/tmp/kmsg2", O_WRONLY);
-	r = victim_write(&v, fd, line);
-	CHECK(r.ret == (long)strlen(line), "write to the device before revoke: %s",
-	      strerror(r.err));
-	CHECK_REVOKE("/tmp/kmsg");
-	r = victim_write(&v, fd, line);
-	CHECK_EBADF(r, "write");
-	r = victim_read(&v, fd, 1);
+	fd = victim_open(&v, "/tmp/dev", O_RDWR);
+	node = victim_open(&v, TEST_DEVICE, O_RDWR);
+	other = victim_open(&v, slave, O_RDWR | O_NOCTTY);
+	r = victim_read(&v, fd, 4); /* the latency requested: a 32-bit value */
+	CHECK(r.ret == 4, "read of the device before revoke: %s", strerror(r.err));
+	CHECK_REVOKE("/tmp/dev");
+	r = victim_read(&v, fd, 4);
 	CHECK_EBADF(r, "read");
-	r = victim_write(&v, other, line);
-	CHECK(r.ret == (long)strlen(line),
-	      "the victim's fd of /tmp/kmsg2, another node of the device, was touched: %s",
+	r = victim_write(&v, fd, "1");
+	CHECK_EBADF(r, "write");
+	/* The device is one file whatever node opened it. */
+	r = victim_read(&v, node, 4);
+	CHECK_EBADF(r, "read through the device's own node");
+	r = victim_write(&v, other, "d\n");
+	CHECK(r.ret == 2, "the victim's fd of another device (%s) was touched: %s", slave,
 	      strerror(r.err));
 }
 
@@ -206,7 +211,7 @@ static void block_device(void)
 	/* Detached automatically when the last fd closes (AUTOCLEAR): ours when
 	 * this case's process exits, however it exits. */
 	lfd = loop_attach("/tmp/backing", &nr);
-	/* Our own node, so that only our victims hold it. */
+	/* A node of our own: the device is ours, nobody else holds it. */
 	CHECK(mknod("/tmp/blk", S_IFBLK | 0600, makedev(7, nr)) == 0, "mknod: %m");
 	victim_start(&v);
 	fd = victim_open(&v, "/tmp/blk", O_RDONLY);
@@ -216,8 +221,11 @@ static void block_device(void)
 	CHECK_REVOKE("/tmp/blk");
 	r = victim_read(&v, fd, 16);
 	CHECK_EBADF(r, "read");
-	/* Our own fd (another node) still works. */
-	CHECK(pread(lfd, block, 16, 0) == 16, "our /dev/loop%d fd: %m", nr);
+	/* Ours, of the device's own node /dev/loopN, is cut too: one device
+	 * whatever node opened it. */
+	errno = 0;
+	CHECK(pread(lfd, block, 16, 0) < 0 && errno == EBADF,
+	      "our fd of /dev/loop%d, another node of the device, was not cut: %m", nr);
 	close(lfd);
 }
 
