@@ -128,6 +128,19 @@ struct revoke_opts {
 	 * frevoke_ex() (EINVAL).
 	 */
 	pid_t ns_pid;
+	/*
+	 * Since 1.4. Only some processes: those given here (in the caller's
+	 * pid namespace), those whose real or effective uid is one of UIDS,
+	 * those in the cgroup v2 subtree CGROUP (a path below the cgroup
+	 * root, "/user.slice/user-1000.slice"). All the criteria given must
+	 * hold (an empty one holds for everyone); all or nothing within the
+	 * selection; processes outside it are never stopped.
+	 */
+	const pid_t *pids; /* only these processes */
+	size_t npids;
+	const uid_t *uids; /* only processes whose real or effective uid is one of these */
+	size_t nuids;
+	const char *cgroup; /* only processes in this cgroup v2 subtree */
 };
 
 /* What a reference is. */

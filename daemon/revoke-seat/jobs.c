@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The revocations, one at a time: a user who left a seat is a job, queued;
+ * the main loop runs one step of the first job at a time (start it, revoke
+ * one device, end it) and reads logind and udev between steps, so a switch
+ * during a revocation waits its turn, and a user back at the seat before
+ * their job is over keeps the devices not yet done. Each device is revoked
+ * from that user's processes only (librevoke's uid selection, since 1.4),
+ * all or nothing, and each one that someone held gets one journal entry.
+ * The queue is kept in the runtime directory, so a revoke-seat killed in the
+ * middle finishes the job when systemd starts it again.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <systemd/sd-journal.h>
+
+#include <revoke.h>
+
+#include "seat.h"
+
+#define MAX_JOBS 64
+/* journalctl MESSAGE_ID=...: one device revoked from a user; a user's
+ * departure from a seat, summed up. */
+#define MESSAGE_ID_DEVICE "0e59f55eb8864b86bf9218f23a7a36c9"
+#define MESSAGE_ID_LEFT	  "4a0220c3fe89492e95da0798741974a4"
+
+struct job {
+	char seat[SEAT_ID_MAX];
+	char user[USER_NAME_MAX];
+	char session[SEAT_ID_MAX];
+	char reason[16]; /* switch, logout, startup, restart */
+	uid_t uid;
+	uint64_t since_ns; /* when the departure was seen */
+	bool started;
+	struct seat_device *devs;
+	size_t ndevs, next, kept;
+	unsigned int holders, refs, devices, failed;
+};
+
+static struct job jobs[MAX_JOBS];
+static size_t njobs;
+static const struct seat_conf *conf;
+static const char *state_dir;
+static bool dry_run, lib_selects;
+static uint64_t total_holders;
+
+void jobs_init(const struct seat_conf *c, const char *dir, bool dry, bool selects)
+{
+	conf = c;
+	state_dir = dir;
+	dry_run = dry;
+	lib_selects = selects;
+}
+
+bool jobs_pending(void)
+{
+	return njobs > 0;
+}
+
+uint64_t jobs_total_holders(void)
+{
+	return total_holders;
+}
+
+/* The queue, written whole (a temporary file renamed over the old one): the
+ * jobs not finished, for the next revoke-seat if this one is killed. */
+static void save(void)
+{
+	char path[512], tmp[520];
+	FILE *f;
+
+	if (!state_dir)
+		return;
+	snprintf(path, sizeof(path), "%s/pending", state_dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "we");
+	if (!f) {
+		say(LOG_WARNING, "%s: %m (a restart would not finish the revocations queued now)",
+		    tmp);
+		return;
+	}
+	for (size_t i = 0; i < njobs; i++)
+		fprintf(f, "%s %u %s %s %s\n", jobs[i].seat, (unsigned)jobs[i].uid,
+			*jobs[i].session ? jobs[i].session : "-", jobs[i].reason, jobs[i].user);
+	if (fflush(f) != 0 || fsync(fileno(f)) < 0 || fclose(f) != 0 || rename(tmp, path) < 0)
+		say(LOG_WARNING, "%s: %m", path);
+}
+
+int jobs_add(const char *seat, uid_t uid, const char *user, const char *session, const char *reason,
+	     uint64_t since_ns)
+{
+	struct job *j;
+
+	if (seat_conf_ignores(conf, uid))
+		return 0;
+	/* One waiting job per user and seat is enough: it revokes whatever
+	 * the seat has when it starts. */
+	for (size_t i = 0; i < njobs; i++)
+		if (!jobs[i].started && jobs[i].uid == uid && strcmp(jobs[i].seat, seat) == 0)
+			return 0;
+	if (njobs == MAX_JOBS) {
+		say(LOG_ERR,
+		    "%s: %s (uid %u) left, but %d revocations are queued already: not "
+		    "revoking their devices",
+		    seat, user, (unsigned)uid, MAX_JOBS);
+		return -ENOSPC;
+	}
+	j = &jobs[njobs++];
+	*j = (struct job){.uid = uid, .since_ns = since_ns};
+	snprintf(j->seat, sizeof(j->seat), "%s", seat);
+	snprintf(j->user, sizeof(j->user), "%s", user);
+	snprintf(j->session, sizeof(j->session), "%s", session ? session : "");
+	snprintf(j->reason, sizeof(j->reason), "%s", reason);
+	save();
+	return 1;
+}
+
+/* The queue a killed revoke-seat left: its jobs again, from the start
+ * (devices already done have no holder of that user left). */
+void jobs_restore(void)
+{
+	char path[512], line[512];
+	FILE *f;
+
+	if (!state_dir)
+		return;
+	snprintf(path, sizeof(path), "%s/pending", state_dir);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char seat[SEAT_ID_MAX], session[SEAT_ID_MAX], reason[16], user[USER_NAME_MAX];
+		unsigned int uid;
+
+		if (sscanf(line, "%63s %u %63s %15s %63s", seat, &uid, session, reason, user) != 5)
+			continue;
+		say(LOG_NOTICE,
+		    "%s: resuming the revocation from %s (uid %u, %s) that a previous "
+		    "revoke-seat left unfinished",
+		    seat, user, uid, reason);
+		jobs_add(seat, (uid_t)uid, user, strcmp(session, "-") ? session : "", "restart",
+			 now_ns());
+	}
+	fclose(f);
+}
+
+static void drop_first(void)
+{
+	free(jobs[0].devs);
+	memmove(&jobs[0], &jobs[1], (njobs - 1) * sizeof(jobs[0]));
+	njobs--;
+	save();
+}
+
+/* "pid 543 (seat-agent), pid 601 (arecord)", as much as fits. */
+static void holder_list(const struct revoke_report *rep, int state, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < rep->nholders; i++) {
+		const struct revoke_holder *h = revoke_report_holder(rep, i);
+		int n;
+
+		if (!h || (state >= 0 && h->state != state))
+			continue;
+		n = snprintf(buf + len, size - len, "%spid %d (%s)", len ? ", " : "", (int)h->pid,
+			     h->comm);
+		if (n < 0 || (size_t)n >= size - len) {
+			buf[len] = 0;
+			break;
+		}
+		len += (size_t)n;
+	}
+}
+
+/* Why a failed revocation failed, naming the process when the report does. */
+static void failure(const struct revoke_report *rep, int error, char *buf, size_t size)
+{
+	for (size_t i = 0; rep && i < rep->nholders; i++) {
+		const struct revoke_holder *h = revoke_report_holder(rep, i);
+
+		if (h && h->error) {
+			snprintf(buf, size, "pid %d (%s): %s", (int)h->pid, h->comm,
+				 *h->reason ? h->reason : strerror(h->error));
+			return;
+		}
+	}
+	if (rep && rep->failed_pid)
+		snprintf(buf, size, "%s while %s pid %d%s%s", strerror(error),
+			 revoke_phase_name(rep->failed_phase) ?: "working on", (int)rep->failed_pid,
+			 *rep->failed_detail ? ", " : "", rep->failed_detail);
+	else
+		snprintf(buf, size, "%s", strerror(error));
+}
+
+static void revoke_device(struct job *j, const struct seat_device *d)
+{
+	const char *paths[1] = {d->devnode};
+	uid_t uid = j->uid;
+	struct revoke_opts o = {
+	    .sz = sizeof(o),
+	    .flags = REVOKE_NO_HANGUP | REVOKE_NO_HELPER | (dry_run ? REVOKE_LIST_ONLY : 0),
+	    .timeout_ms = (int)conf->timeout_ms,
+	    .keep_fd = -1,
+	    .uids = &uid,
+	    .nuids = 1,
+	};
+	struct revoke_report *rep = NULL;
+	char pids[512], why[256];
+	unsigned int cut = 0, refs = 0;
+	uint64_t t0 = now_ns(), elapsed, since;
+	int r, error;
+
+	r = revoke_ex(paths, 1, &o, &rep);
+	error = r < 0 ? errno : 0;
+	elapsed = now_ns() - t0;
+	since = now_ns() - j->since_ns;
+	if (r < 0 && error == ENOENT) {
+		/* Unplugged since the job started. */
+		revoke_report_free(rep);
+		return;
+	}
+	for (size_t i = 0; rep && i < rep->nholders; i++) {
+		const struct revoke_holder *h = revoke_report_holder(rep, i);
+
+		if (!h)
+			continue;
+		cut += h->state == (dry_run ? REVOKE_STATE_FOUND : REVOKE_STATE_CUT);
+		for (size_t k = 0; k < h->nrefs; k++) {
+			const struct revoke_ref *ref = revoke_report_ref(rep, h, k);
+
+			refs +=
+			    ref && ref->state == (dry_run ? REVOKE_STATE_FOUND : REVOKE_STATE_CUT);
+		}
+	}
+	if (r == 0 && !cut) {
+		revoke_report_free(rep);
+		return; /* nobody of theirs held it */
+	}
+	if (r == 0) {
+		holder_list(rep, -1, pids, sizeof(pids));
+		j->holders += cut;
+		j->refs += refs;
+		j->devices++;
+		total_holders += cut;
+		sd_journal_send(
+		    "MESSAGE=%s: %s %s %s (uid %u), who left the seat (%s%s%s): %u holder%s %s "
+		    "(%s), %u reference%s, in %" PRIu64 " ms",
+		    j->seat, d->devnode, dry_run ? "would be revoked from" : "revoked from",
+		    j->user, (unsigned)j->uid, j->reason, *j->session ? ", session " : "",
+		    j->session, cut, cut == 1 ? "" : "s", dry_run ? "found" : "cut", pids, refs,
+		    refs == 1 ? "" : "s", elapsed / 1000000, "MESSAGE_ID=" MESSAGE_ID_DEVICE,
+		    "PRIORITY=%d", LOG_NOTICE, "REVOKE_SEAT=%s", j->seat, "REVOKE_SESSION=%s",
+		    j->session, "REVOKE_USER=%s", j->user, "REVOKE_UID=%u", (unsigned)j->uid,
+		    "REVOKE_REASON=%s", j->reason, "REVOKE_DEVICE=%s", d->devnode,
+		    "REVOKE_SUBSYSTEM=%s", d->subsystem, "REVOKE_HOLDERS=%u", cut,
+		    "REVOKE_HOLDER_PIDS=%s", pids, "REVOKE_REFERENCES=%u", refs,
+		    "REVOKE_ELAPSED_USEC=%" PRIu64, elapsed / 1000,
+		    "REVOKE_SINCE_LEFT_USEC=%" PRIu64, since / 1000, "REVOKE_DRY_RUN=%d",
+		    (int)dry_run, NULL);
+		if (!getenv("JOURNAL_STREAM"))
+			say(LOG_NOTICE,
+			    "%s: %s: %s from %s (uid %u): %u holder%s (%s), %" PRIu64 " ms",
+			    j->seat, d->devnode, dry_run ? "would revoke" : "revoked", j->user,
+			    (unsigned)j->uid, cut, cut == 1 ? "" : "s", pids, elapsed / 1000000);
+	} else {
+		failure(rep, error, why, sizeof(why));
+		holder_list(rep, -1, pids, sizeof(pids));
+		j->failed++;
+		sd_journal_send(
+		    "MESSAGE=%s: %s not revoked from %s (uid %u), who left the seat (%s): %s; "
+		    "nothing of it was cut",
+		    j->seat, d->devnode, j->user, (unsigned)j->uid, j->reason, why,
+		    "MESSAGE_ID=" MESSAGE_ID_DEVICE, "PRIORITY=%d", LOG_ERR, "REVOKE_SEAT=%s",
+		    j->seat, "REVOKE_SESSION=%s", j->session, "REVOKE_USER=%s", j->user,
+		    "REVOKE_UID=%u", (unsigned)j->uid, "REVOKE_REASON=%s", j->reason,
+		    "REVOKE_DEVICE=%s", d->devnode, "REVOKE_SUBSYSTEM=%s", d->subsystem,
+		    "REVOKE_HOLDERS=0", "REVOKE_HOLDER_PIDS=%s", pids, "REVOKE_ERRNO=%d", error,
+		    "REVOKE_ERROR=%s", why, "REVOKE_ELAPSED_USEC=%" PRIu64, elapsed / 1000,
+		    "REVOKE_SINCE_LEFT_USEC=%" PRIu64, since / 1000, NULL);
+		if (!getenv("JOURNAL_STREAM"))
+			say(LOG_ERR, "%s: %s: not revoked from %s (uid %u): %s", j->seat,
+			    d->devnode, j->user, (unsigned)j->uid, why);
+	}
+	revoke_report_free(rep);
+}
+
+void jobs_step(void)
+{
+	struct job *j;
+
+	if (!njobs)
+		return;
+	j = &jobs[0];
+	if (seat_has_user(j->seat, j->uid)) {
+		if (j->started && j->next < j->ndevs)
+			say(LOG_NOTICE,
+			    "%s: %s (uid %u) is back before the revocation was over: %zu "
+			    "of %zu devices left alone",
+			    j->seat, j->user, (unsigned)j->uid, j->ndevs - j->next, j->ndevs);
+		drop_first();
+		return;
+	}
+	if (!j->started) {
+		int r;
+
+		j->started = true;
+		if (!lib_selects) {
+			say(LOG_ERR,
+			    "%s: %s (uid %u) left (%s), but librevoke %s cannot revoke from "
+			    "one user's processes (1.4 can): their devices are left alone",
+			    j->seat, j->user, (unsigned)j->uid, j->reason, revoke_version());
+			drop_first();
+			return;
+		}
+		r = seat_devices(j->seat, conf, &j->devs, &j->ndevs, &j->kept);
+		if (r < 0) {
+			say(LOG_ERR,
+			    "%s: %s (uid %u) left (%s), but the seat's devices could not be "
+			    "listed: %s",
+			    j->seat, j->user, (unsigned)j->uid, j->reason, strerror(-r));
+			drop_first();
+			return;
+		}
+		say(LOG_INFO,
+		    "%s: %s (uid %u) left (%s%s%s): revoking %zu devices (%zu kept by "
+		    "Classes=)",
+		    j->seat, j->user, (unsigned)j->uid, j->reason, *j->session ? ", session " : "",
+		    j->session, j->ndevs, j->kept);
+		return;
+	}
+	if (j->next < j->ndevs) {
+		revoke_device(j, &j->devs[j->next++]);
+		return;
+	}
+	sd_journal_send("MESSAGE=%s: %s (uid %u) left the seat (%s): %u holder%s %s on %u of %zu "
+			"devices%s, %u failed, %" PRIu64 " ms after leaving",
+			j->seat, j->user, (unsigned)j->uid, j->reason, j->holders,
+			j->holders == 1 ? "" : "s", dry_run ? "found" : "cut", j->devices, j->ndevs,
+			j->kept ? " (others kept by Classes=)" : "", j->failed,
+			(now_ns() - j->since_ns) / 1000000, "MESSAGE_ID=" MESSAGE_ID_LEFT,
+			"PRIORITY=%d", j->failed ? LOG_WARNING : LOG_INFO, "REVOKE_SEAT=%s",
+			j->seat, "REVOKE_SESSION=%s", j->session, "REVOKE_USER=%s", j->user,
+			"REVOKE_UID=%u", (unsigned)j->uid, "REVOKE_REASON=%s", j->reason,
+			"REVOKE_HOLDERS=%u", j->holders, "REVOKE_DEVICES=%zu", j->ndevs,
+			"REVOKE_FAILED=%u", j->failed, "REVOKE_SINCE_LEFT_USEC=%" PRIu64,
+			(now_ns() - j->since_ns) / 1000, NULL);
+	drop_first();
+}

@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# revoke-seat as the package installs it: its unit enabled and running
+# (ready: it read logind), sandboxed within 3.0, and it sees the seat as
+# logind and udev do: alice at seat0, the sound and video nodes revoked from
+# who leaves, the render node kept (revoke-seat.conf's default classes).
+. "$SEAT_LIB"
+
+if [ "$(systemctl is-enabled revoke-seat.service 2>&1)" = enabled ] &&
+	wait_for 30 systemctl -q is-active revoke-seat.service; then
+	pass "daemon.unit (enabled by the package, running: $(systemctl show -p StatusText --value revoke-seat.service))"
+else
+	fail daemon.unit "revoke-seat.service is $(systemctl is-enabled revoke-seat.service 2>&1)/$(systemctl is-active revoke-seat.service 2>&1): $(journalctl -u revoke-seat -o cat --no-pager | tail -n 5 | tr '\n' ';')"
+fi
+
+score=$(systemd-analyze security revoke-seat.service --no-pager 2>&1 |
+	sed -n 's/.*Overall exposure level for revoke-seat.service: \([0-9.]*\).*/\1/p')
+if [ -n "$score" ] && awk "BEGIN { exit !($score <= 3.0) }"; then
+	pass "daemon.security (systemd-analyze security: $score)"
+else
+	fail daemon.security "systemd-analyze security revoke-seat.service: '${score:-?}', above 3.0"
+fi
+
+list=$(revoke-seat --list 2>&1)
+echo "$list" | sed 's/^/    # revoke-seat --list: /'
+bad=
+echo "$list" | grep -q "^seat0:.*alice(session [0-9]*, uid 1000, at the seat)" || bad="$bad alice not at seat0;"
+for dev in /dev/snd/controlC0 /dev/snd/pcmC0D0p /dev/snd/pcmC0D0c /dev/video0; do
+	echo "$list" | grep -qE "^  revoke [a-z0-9_]+ +$dev\$" || bad="$bad $dev not revoked;"
+done
+echo "$list" | grep -q "renderD128" && bad="$bad the render node would be revoked;"
+[ -z "$bad" ] && pass "daemon.list (alice at seat0; sound and video revoked from who leaves, the render node kept)" ||
+	fail daemon.list "$bad"
+seat_exit
