@@ -37,8 +37,8 @@ struct job {
 	uid_t uid;
 	uint64_t since_ns; /* when the departure was seen */
 	bool started;
-	struct seat_device *devs;
-	size_t ndevs, next, kept;
+	struct seat_device *devs; /* those the user holds */
+	size_t ndevs, next, kept, listed;
 	unsigned int holders, refs, devices, failed;
 };
 
@@ -291,6 +291,54 @@ static void revoke_device(struct job *j, const struct seat_device *d)
 	revoke_report_free(rep);
 }
 
+/*
+ * The devices of J that the user's processes hold, found in one pass over
+ * /proc for all of them (a revocation scans once per device, and most
+ * devices are held by nobody). If the listing fails, every device is tried
+ * on its own.
+ */
+static void keep_held(struct job *j)
+{
+	const char **paths = calloc(j->ndevs ? j->ndevs : 1, sizeof(*paths));
+	bool *held = calloc(j->ndevs ? j->ndevs : 1, sizeof(*held));
+	uid_t uid = j->uid;
+	struct revoke_opts o = {
+	    .sz = sizeof(o),
+	    .flags = REVOKE_LIST_ONLY | REVOKE_NO_HELPER,
+	    .timeout_ms = (int)conf->timeout_ms,
+	    .keep_fd = -1,
+	    .uids = &uid,
+	    .nuids = 1,
+	};
+	struct revoke_report *rep = NULL;
+	size_t k = 0;
+
+	if (!paths || !held || !j->ndevs)
+		goto out;
+	for (size_t i = 0; i < j->ndevs; i++)
+		paths[i] = j->devs[i].devnode;
+	if (revoke_ex(paths, j->ndevs, &o, &rep) < 0 || !rep || rep->ntargets != j->ndevs)
+		goto out;
+	for (size_t i = 0; i < rep->nholders; i++) {
+		const struct revoke_holder *h = revoke_report_holder(rep, i);
+
+		for (size_t r = 0; h && r < h->nrefs; r++) {
+			const struct revoke_ref *ref = revoke_report_ref(rep, h, r);
+
+			if (ref && ref->target < j->ndevs)
+				held[ref->target] = true;
+		}
+	}
+	for (size_t i = 0; i < j->ndevs; i++)
+		if (held[i])
+			j->devs[k++] = j->devs[i];
+	j->ndevs = k;
+out:
+	revoke_report_free(rep);
+	free(paths);
+	free(held);
+}
+
 void jobs_step(void)
 {
 	struct job *j;
@@ -328,11 +376,13 @@ void jobs_step(void)
 			drop_first();
 			return;
 		}
+		j->listed = j->ndevs;
+		keep_held(j);
 		say(LOG_INFO,
-		    "%s: %s (uid %u) left (%s%s%s): revoking %zu devices (%zu kept by "
-		    "Classes=)",
+		    "%s: %s (uid %u) left (%s%s%s): their processes hold %zu of the seat's %zu "
+		    "devices to revoke (%zu more kept by Classes=)",
 		    j->seat, j->user, (unsigned)j->uid, j->reason, *j->session ? ", session " : "",
-		    j->session, j->ndevs, j->kept);
+		    j->session, j->ndevs, j->listed, j->kept);
 		return;
 	}
 	if (j->next < j->ndevs) {
@@ -342,13 +392,13 @@ void jobs_step(void)
 	sd_journal_send("MESSAGE=%s: %s (uid %u) left the seat (%s): %u holder%s %s on %u of %zu "
 			"devices%s, %u failed, %" PRIu64 " ms after leaving",
 			j->seat, j->user, (unsigned)j->uid, j->reason, j->holders,
-			j->holders == 1 ? "" : "s", dry_run ? "found" : "cut", j->devices, j->ndevs,
-			j->kept ? " (others kept by Classes=)" : "", j->failed,
+			j->holders == 1 ? "" : "s", dry_run ? "found" : "cut", j->devices,
+			j->listed, j->kept ? " (others kept by Classes=)" : "", j->failed,
 			(now_ns() - j->since_ns) / 1000000, "MESSAGE_ID=" MESSAGE_ID_LEFT,
 			"PRIORITY=%d", j->failed ? LOG_WARNING : LOG_INFO, "REVOKE_SEAT=%s",
 			j->seat, "REVOKE_SESSION=%s", j->session, "REVOKE_USER=%s", j->user,
 			"REVOKE_UID=%u", (unsigned)j->uid, "REVOKE_REASON=%s", j->reason,
-			"REVOKE_HOLDERS=%u", j->holders, "REVOKE_DEVICES=%zu", j->ndevs,
+			"REVOKE_HOLDERS=%u", j->holders, "REVOKE_DEVICES=%zu", j->listed,
 			"REVOKE_FAILED=%u", j->failed, "REVOKE_SINCE_LEFT_USEC=%" PRIu64,
 			(now_ns() - j->since_ns) / 1000, NULL);
 	drop_first();

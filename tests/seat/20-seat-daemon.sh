@@ -3,6 +3,7 @@
 # (ready: it read logind), sandboxed within 3.0, and it sees the seat as
 # logind and udev do: alice at seat0, the sound and video nodes revoked from
 # who leaves, the render node kept (revoke-seat.conf's default classes).
+# With a library older than 1.4 it revokes nothing.
 . "$SEAT_LIB"
 
 if [ "$(systemctl is-enabled revoke-seat.service 2>&1)" = enabled ] &&
@@ -30,4 +31,23 @@ done
 echo "$list" | grep -q "renderD128" && bad="$bad the render node would be revoked;"
 [ -z "$bad" ] && pass "daemon.list (alice at seat0; sound and video revoked from who leaves, the render node kept)" ||
 	fail daemon.list "$bad"
+
+# With a library that cannot select one user's processes (before 1.4),
+# revoke-seat must revoke nothing (the library would ignore the selection
+# and cut everyone): a switch leaves alice's descriptors alone, and the
+# journal says why.
+if ! lib_selects; then
+	hold a1 alice-tty1 /dev/snd/controlC0
+	cursor=$(journal_cursor)
+	chvt 2
+	said() { seat_log_since "$cursor" | grep -q "cannot revoke from one user's processes"; }
+	if wait_for 10 said && [ "$(ask a1 check)" = ok ]; then
+		pass "daemon.old_library (librevoke $(revoke --version | sed 's/.* //'): a switch cut nothing; revoke-seat said: $(seat_log_since "$cursor" | grep "cannot revoke" | tail -n 1))"
+	else
+		fail daemon.old_library "after chvt 2 alice's holder says $(ask a1 check); revoke-seat said: $(seat_log_since "$cursor" | tr '\n' ';')"
+	fi
+	chvt 1
+	wait_for 30 user_active_on_vt alice 1
+	release a1
+fi
 seat_exit

@@ -105,3 +105,40 @@ fd_link() {
 	shift "$i"
 	readlink "/proc/${!pn}/fd/$1" 2>&1
 }
+
+# revoke-seat needs librevoke's selection of one user's processes (1.4).
+lib_selects() {
+	local v
+	v=$(revoke --version 2>/dev/null | sed -n 's/^revoke from librevoke \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+	set -- $v
+	[ -n "${1:-}" ] && { [ "$1" -gt 1 ] || { [ "$1" = 1 ] && [ "$2" -ge 4 ]; }; }
+}
+
+# The journal's position now, for revocations_since.
+journal_cursor() { journalctl -q -n 0 --show-cursor --no-pager 2>/dev/null | sed -n 's/^-- cursor: //p'; }
+
+# revocations_since CURSOR: revoke-seat's entries for devices since CURSOR,
+# one line each: "USER DEVICE REASON HOLDERS PRIORITY SINCE_LEFT_USEC".
+revocations_since() {
+	local line f out
+	# No match on the command line: with one, --after-cursor skips the
+	# first matching entry when the cursor's own entry does not match.
+	journalctl -q --no-pager -o json --after-cursor "$1" 2>/dev/null |
+		grep -F '"MESSAGE_ID":"0e59f55eb8864b86bf9218f23a7a36c9"' | while read -r line; do
+		out=
+		for f in REVOKE_USER REVOKE_DEVICE REVOKE_REASON REVOKE_HOLDERS PRIORITY \
+			REVOKE_SINCE_LEFT_USEC; do
+			out="$out $(echo "$line" | grep -o "\"$f\":\"[^\"]*\"" | cut -d'"' -f4)"
+		done
+		echo "${out# }"
+	done
+}
+
+# The messages of revoke-seat since CURSOR.
+seat_log_since() {
+	journalctl -q --no-pager -o json --after-cursor "$1" 2>/dev/null |
+		grep -F '"_SYSTEMD_UNIT":"revoke-seat.service"' | grep -o '"MESSAGE":"[^"]*"' | cut -d'"' -f4
+}
+
+# all_checks NAME WANT: the holder's check answer is WANT.
+holder_says() { [ "$(ask "$1" check)" = "$2" ]; }

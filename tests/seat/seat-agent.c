@@ -10,6 +10,8 @@
  *   seat-agent client SOCKET  bridges standard input and output to an agent
  *                             (the scenarios are bash, which has no unix sockets)
  *   seat-agent hold PATH...   a holder on standard input and output (root's)
+ *   seat-agent kill-when-traced PID VICTIM SECONDS
+ *                             SIGKILL to VICTIM as soon as it traces PID
  *
  * On a connection (or a holder's standard input), one line at a time:
  *   hold PATH...  open each PATH (read-write, else read-only); answer
@@ -38,6 +40,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/videodev2.h>
@@ -279,8 +282,76 @@ static int client(const char *path)
 	}
 }
 
+/* TracerPid of PID, or -1 when it is gone. */
+static long tracer_of(pid_t pid)
+{
+	char path[64], buf[4096], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strstr(buf, "\nTracerPid:");
+	return p ? strtol(p + 11, NULL, 10) : -1;
+}
+
+/* Whether thread TID belongs to process PID. */
+static bool thread_of(pid_t tid, pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	return access(path, F_OK) == 0;
+}
+
+/* kill-when-traced PID VICTIM SECONDS: SIGKILL to VICTIM the moment one of
+ * its threads (the library's engine runs in a thread of its own) traces PID
+ * (it is in the middle of a revocation of PID), polling without sleeping;
+ * says after how long, or that it never did within SECONDS. */
+static int kill_when_traced(pid_t pid, pid_t victim, long seconds)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		long tracer = tracer_of(pid), ms;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ms = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		if (tracer > 0 && (tracer == victim || thread_of((pid_t)tracer, victim))) {
+			if (kill(victim, SIGKILL) < 0) {
+				printf("kill %d: %s\n", (int)victim, strerror(errno));
+				return 1;
+			}
+			printf("killed %d after %ld ms, while its thread %ld traced %d\n",
+			       (int)victim, ms, tracer, (int)pid);
+			return 0;
+		}
+		if (tracer < 0) {
+			printf("pid %d is gone\n", (int)pid);
+			return 1;
+		}
+		if (ms > seconds * 1000) {
+			printf("pid %d was not traced by %d within %ld s\n", (int)pid, (int)victim,
+			       seconds);
+			return 1;
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && strcmp(argv[1], "kill-when-traced") == 0)
+		return kill_when_traced((pid_t)strtol(argv[2], NULL, 10),
+					(pid_t)strtol(argv[3], NULL, 10),
+					strtol(argv[4], NULL, 10));
 	if (argc == 2 && strcmp(argv[1], "session") == 0)
 		return session();
 	if (argc == 3 && strcmp(argv[1], "client") == 0)
@@ -302,6 +373,7 @@ int main(int argc, char **argv)
 		fclose(first);
 		return serve(stdin, stdout);
 	}
-	fprintf(stderr, "usage: seat-agent session | client SOCKET | hold PATH...\n");
+	fprintf(stderr, "usage: seat-agent session | client SOCKET | hold PATH... | "
+			"kill-when-traced PID VICTIM SECONDS\n");
 	return 2;
 }
