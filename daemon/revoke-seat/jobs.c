@@ -157,94 +157,28 @@ static void drop_first(void)
 	save();
 }
 
-/* "pid 543 (seat-agent), pid 601 (arecord)", as much as fits. */
-static void holder_list(const struct revoke_report *rep, int state, char *buf, size_t size)
-{
-	size_t len = 0;
-
-	buf[0] = 0;
-	for (size_t i = 0; i < rep->nholders; i++) {
-		const struct revoke_holder *h = revoke_report_holder(rep, i);
-		int n;
-
-		if (!h || (state >= 0 && h->state != state))
-			continue;
-		n = snprintf(buf + len, size - len, "%spid %d (%s)", len ? ", " : "", (int)h->pid,
-			     h->comm);
-		if (n < 0 || (size_t)n >= size - len) {
-			buf[len] = 0;
-			break;
-		}
-		len += (size_t)n;
-	}
-}
-
-/* Why a failed revocation failed, naming the process when the report does. */
-static void failure(const struct revoke_report *rep, int error, char *buf, size_t size)
-{
-	for (size_t i = 0; rep && i < rep->nholders; i++) {
-		const struct revoke_holder *h = revoke_report_holder(rep, i);
-
-		if (h && h->error) {
-			snprintf(buf, size, "pid %d (%s): %s", (int)h->pid, h->comm,
-				 *h->reason ? h->reason : strerror(h->error));
-			return;
-		}
-	}
-	if (rep && rep->failed_pid)
-		snprintf(buf, size, "%s while %s pid %d%s%s", strerror(error),
-			 revoke_phase_name(rep->failed_phase) ?: "working on", (int)rep->failed_pid,
-			 *rep->failed_detail ? ", " : "", rep->failed_detail);
-	else
-		snprintf(buf, size, "%s", strerror(error));
-}
-
 static void revoke_device(struct job *j, const struct seat_device *d)
 {
-	const char *paths[1] = {d->devnode};
-	uid_t uid = j->uid;
-	struct revoke_opts o = {
-	    .sz = sizeof(o),
-	    .flags = REVOKE_NO_HANGUP | REVOKE_NO_HELPER | (dry_run ? REVOKE_LIST_ONLY : 0),
-	    .timeout_ms = (int)conf->timeout_ms,
-	    .keep_fd = -1,
-	    .uids = &uid,
-	    .nuids = 1,
-	};
-	struct revoke_report *rep = NULL;
-	char pids[512], why[256];
-	unsigned int cut = 0, refs = 0;
-	uint64_t t0 = now_ns(), elapsed, since;
-	int r, error;
+	struct cut_result res;
+	uint64_t since;
+	unsigned int cut, refs;
+	const char *pids, *why;
+	uint64_t elapsed;
+	int error;
 
-	r = revoke_ex(paths, 1, &o, &rep);
-	error = r < 0 ? errno : 0;
-	elapsed = now_ns() - t0;
+	seat_cut(j->uid, conf->timeout_ms, dry_run, d->devnode, &res);
 	since = now_ns() - j->since_ns;
-	if (r < 0 && error == ENOENT) {
-		/* Unplugged since the job started. */
-		revoke_report_free(rep);
-		return;
-	}
-	for (size_t i = 0; rep && i < rep->nholders; i++) {
-		const struct revoke_holder *h = revoke_report_holder(rep, i);
-
-		if (!h)
-			continue;
-		cut += h->state == (dry_run ? REVOKE_STATE_FOUND : REVOKE_STATE_CUT);
-		for (size_t k = 0; k < h->nrefs; k++) {
-			const struct revoke_ref *ref = revoke_report_ref(rep, h, k);
-
-			refs +=
-			    ref && ref->state == (dry_run ? REVOKE_STATE_FOUND : REVOKE_STATE_CUT);
-		}
-	}
-	if (r == 0 && !cut) {
-		revoke_report_free(rep);
+	error = res.error;
+	if (error == ENOENT)
+		return; /* unplugged since the job started */
+	if (!error && !res.holders)
 		return; /* nobody of theirs held it */
-	}
-	if (r == 0) {
-		holder_list(rep, -1, pids, sizeof(pids));
+	cut = res.holders;
+	refs = res.refs;
+	pids = res.pids;
+	why = res.why;
+	elapsed = res.elapsed_us * 1000;
+	if (!error) {
 		j->holders += cut;
 		j->refs += refs;
 		j->devices++;
@@ -270,8 +204,6 @@ static void revoke_device(struct job *j, const struct seat_device *d)
 			    j->seat, d->devnode, dry_run ? "would revoke" : "revoked", j->user,
 			    (unsigned)j->uid, cut, cut == 1 ? "" : "s", pids, elapsed / 1000000);
 	} else {
-		failure(rep, error, why, sizeof(why));
-		holder_list(rep, -1, pids, sizeof(pids));
 		j->failed++;
 		sd_journal_send(
 		    "MESSAGE=%s: %s not revoked from %s (uid %u), who left the seat (%s): %s; "
@@ -288,7 +220,6 @@ static void revoke_device(struct job *j, const struct seat_device *d)
 			say(LOG_ERR, "%s: %s: not revoked from %s (uid %u): %s", j->seat,
 			    d->devnode, j->user, (unsigned)j->uid, why);
 	}
-	revoke_report_free(rep);
 }
 
 /*
@@ -299,43 +230,18 @@ static void revoke_device(struct job *j, const struct seat_device *d)
  */
 static void keep_held(struct job *j)
 {
-	const char **paths = calloc(j->ndevs ? j->ndevs : 1, sizeof(*paths));
 	bool *held = calloc(j->ndevs ? j->ndevs : 1, sizeof(*held));
-	uid_t uid = j->uid;
-	struct revoke_opts o = {
-	    .sz = sizeof(o),
-	    .flags = REVOKE_LIST_ONLY | REVOKE_NO_HELPER,
-	    .timeout_ms = (int)conf->timeout_ms,
-	    .keep_fd = -1,
-	    .uids = &uid,
-	    .nuids = 1,
-	};
-	struct revoke_report *rep = NULL;
 	size_t k = 0;
 
-	if (!paths || !held || !j->ndevs)
-		goto out;
-	for (size_t i = 0; i < j->ndevs; i++)
-		paths[i] = j->devs[i].devnode;
-	if (revoke_ex(paths, j->ndevs, &o, &rep) < 0 || !rep || rep->ntargets != j->ndevs)
-		goto out;
-	for (size_t i = 0; i < rep->nholders; i++) {
-		const struct revoke_holder *h = revoke_report_holder(rep, i);
-
-		for (size_t r = 0; h && r < h->nrefs; r++) {
-			const struct revoke_ref *ref = revoke_report_ref(rep, h, r);
-
-			if (ref && ref->target < j->ndevs)
-				held[ref->target] = true;
-		}
+	if (!held || !j->ndevs ||
+	    seat_list_held(j->uid, conf->timeout_ms, j->devs, j->ndevs, held) < 0) {
+		free(held);
+		return;
 	}
 	for (size_t i = 0; i < j->ndevs; i++)
 		if (held[i])
 			j->devs[k++] = j->devs[i];
 	j->ndevs = k;
-out:
-	revoke_report_free(rep);
-	free(paths);
 	free(held);
 }
 

@@ -443,32 +443,27 @@ static void usage(FILE *out)
 		" -c, --config FILE   read FILE instead of " SEAT_CONF "\n"
 		" -n, --dry-run       find and log the holders, cut nothing\n"
 		" -l, --list          show each seat, its users and its devices, and exit\n"
+		"     --cutter        serve revoke-seat's revocations on the socket systemd\n"
+		"                       passes (revoke-seat-cut.service)\n"
 		" -h, --help          display this help\n"
 		" -V, --version       display version\n\n"
 		"See revoke-seat(8) and revoke-seat.conf(5).\n");
 }
 
-/* The selection of one user's processes came with librevoke 1.4: an older
- * library would take the uid for something it does not know and cut
- * everyone (it ignores the fields), so nothing is revoked with it. */
-static bool library_selects(void)
-{
-	unsigned int major = 0, minor = 0;
-
-	return sscanf(revoke_version(), "%u.%u", &major, &minor) == 2 &&
-	       (major > 1 || (major == 1 && minor >= 4));
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"config", required_argument, NULL, 'c'}, {"dry-run", no_argument, NULL, 'n'},
-	    {"list", no_argument, NULL, 'l'},	      {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},      {0},
+	    {"config", required_argument, NULL, 'c'},
+	    {"dry-run", no_argument, NULL, 'n'},
+	    {"list", no_argument, NULL, 'l'},
+	    {"cutter", no_argument, NULL, 'C'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {0},
 	};
 	sd_login_monitor *lm = NULL;
 	sd_device_monitor *dm = NULL;
-	bool dry_run = false, list_only = false;
+	bool dry_run = false, list_only = false, cutter = false;
 	const char *state_dir;
 	sigset_t mask;
 	FILE *f;
@@ -484,6 +479,9 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			list_only = true;
+			break;
+		case 'C':
+			cutter = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -501,6 +499,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (cutter)
+		return cutter_main();
 	seat_conf_defaults(&conf);
 	f = fopen(conf_path, "re");
 	if (f) {
@@ -512,13 +512,13 @@ int main(int argc, char **argv)
 	if (list_only)
 		return list();
 
-	if (!library_selects())
+	if (!cut_library_selects())
 		say(LOG_ERR,
 		    "librevoke %s cannot revoke from one user's processes (1.4 can): "
 		    "nothing will be revoked",
 		    revoke_version());
 	state_dir = getenv("RUNTIME_DIRECTORY");
-	jobs_init(&conf, state_dir, dry_run, library_selects());
+	jobs_init(&conf, state_dir, dry_run, cut_library_selects());
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -563,6 +563,7 @@ int main(int argc, char **argv)
 		say(LOG_WARNING, "cannot follow udev's hotplug events: %s", strerror(-r));
 
 	jobs_restore();
+	seat_cutter_connect();
 	if (bus_connect() < 0)
 		reconnect_later();
 	say(LOG_INFO, "following logind's seats%s; revoking %s from who leaves one",

@@ -60,6 +60,58 @@ struct seat_device {
 int seat_devices(const char *seat, const struct seat_conf *c, struct seat_device **ret,
 		 size_t *ret_n, size_t *ret_kept);
 
+/* cut.c: the revocations, through librevoke (in the cutter, or here). */
+#define CUT_DEV_MAX  256
+#define CUT_MAX_DEVS 64
+#define CUT_MSG_MAX  8192
+#define CUT_SOCKET   "/run/revoke/seat-cut.sock"
+
+struct cut_result {
+	int error;	      /* errno of the revocation, or 0 */
+	unsigned int holders; /* processes cut (or found, dry run) */
+	unsigned int refs;    /* their references */
+	uint64_t elapsed_us;  /* the revocation's time */
+	char pids[512];	      /* "pid 1 (a), pid 2 (b)" */
+	char why[256];	      /* the failure, naming the process */
+};
+
+bool cut_library_selects(void);
+/* Which of DEVS processes of UID hold (HELD[i]); -errno if the listing
+ * failed (-EOPNOTSUPP: the library cannot select one user's processes). */
+int cut_list_held(uid_t uid, unsigned int timeout_ms, const char *const *devs, size_t n,
+		  bool *held);
+/* DEV revoked from UID's processes, all or nothing. */
+void cut_device(uid_t uid, unsigned int timeout_ms, bool dry_run, const char *dev,
+		struct cut_result *res);
+
+/* cutproto.c: the cutter's requests and answers. */
+struct cut_request {
+	bool list; /* list the held devices, else cut devs[0] */
+	uid_t uid;
+	unsigned int timeout_ms;
+	bool dry_run;
+	size_t ndevs;
+	char devs[CUT_MAX_DEVS][CUT_DEV_MAX];
+};
+bool cut_dev_valid(const char *dev);
+int cut_request_format(const struct cut_request *q, char *buf, size_t size);
+int cut_request_parse(const char *msg, size_t len, struct cut_request *ret);
+int cut_reply_format(const struct cut_result *r, char *buf, size_t size);
+int cut_reply_parse(const char *msg, size_t len, struct cut_result *ret);
+int cut_held_format(const bool *held, size_t n, char *buf, size_t size);
+int cut_held_parse(const char *msg, size_t len, size_t n, bool *held);
+int cut_error_parse(const char *msg, size_t len, int *ret);
+
+/* cutter.c: revoke-seat --cutter. */
+int cutter_main(void);
+
+/* cutclient.c: the same two calls, through the cutter when there is one. */
+int seat_list_held(uid_t uid, unsigned int timeout_ms, const struct seat_device *devs, size_t n,
+		   bool *held);
+void seat_cut(uid_t uid, unsigned int timeout_ms, bool dry_run, const char *dev,
+	      struct cut_result *res);
+void seat_cutter_connect(void);
+
 /* jobs.c: the queue of revocations. */
 void jobs_init(const struct seat_conf *c, const char *state_dir, bool dry_run, bool lib_selects);
 int jobs_add(const char *seat, uid_t uid, const char *user, const char *session, const char *reason,

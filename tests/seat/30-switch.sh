@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # A switch of user, as a person makes it: alice's programs hold the sound
-# card's control and PCM devices, the camera and the render node; bob's (he
+# card's control and PCM devices, the camera and the render node (one of them
+# under a seccomp filter, as a sound server or a browser); bob's (he
 # is in the audio and video groups) hold the control device and the camera.
 # `chvt 2` makes bob's session active: alice's sound and video descriptors
 # die (EBADF, /memfd:revoked), her render node's does not, bob's are
@@ -17,10 +18,12 @@ wait_for 60 user_active_on_vt alice 1 || fail switch.setup "alice is not active 
 
 hold a1 alice-tty1 /dev/snd/controlC0 /dev/snd/pcmC0D0p /dev/dri/renderD128
 hold a2 alice-tty1 /dev/snd/pcmC0D0c /dev/video0 /dev/snd/controlC0
+# Under a seccomp filter, as Debian 12's pipewire.service and browsers are.
+sc=$(ask a2 seccomp)
 hold b1 bob-tty2 /dev/snd/controlC0 /dev/video0
-before="alice $(ask a1 check) / $(ask a2 check), bob $(ask b1 check)"
-if [ "$before" = "alice ok ok ok / ok ok ok, bob ok ok" ]; then
-	pass "switch.holders (alice: pid $a1_pid, pid $a2_pid; bob: pid $b1_pid)"
+before="alice $(ask a1 check) / $(ask a2 check) ($sc), bob $(ask b1 check)"
+if [ "$before" = "alice ok ok ok / ok ok ok (ok), bob ok ok" ]; then
+	pass "switch.holders (alice: pid $a1_pid, pid $a2_pid under a seccomp filter; bob: pid $b1_pid)"
 else
 	fail switch.holders "before the switch: $before"
 fi

@@ -10,8 +10,8 @@
  *   seat-agent client SOCKET  bridges standard input and output to an agent
  *                             (the scenarios are bash, which has no unix sockets)
  *   seat-agent hold PATH...   a holder on standard input and output (root's)
- *   seat-agent kill-when-traced PID VICTIM SECONDS
- *                             SIGKILL to VICTIM as soon as it traces PID
+ *   seat-agent kill-when-traced PID TRACER VICTIM SECONDS
+ *                             SIGKILL to VICTIM as soon as TRACER traces PID
  *
  * On a connection (or a holder's standard input), one line at a time:
  *   hold PATH...  open each PATH (read-write, else read-only); answer
@@ -22,6 +22,7 @@
  *                 name of a harmless call on it (the device's version ioctl
  *                 for sound and video, FIOCLEX otherwise; EBADF when revoked)
  *   reopen        "reopen S...": opening each PATH again now (logind's ACL)
+ *   seccomp       the serving process puts itself under a seccomp filter
  *   whoami        "uid UID tty TTY pid PID"
  *   logout        the session's agent exits: login closes the session
  *   exit          the serving process exits
@@ -37,12 +38,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <linux/videodev2.h>
 #include <sound/asound.h>
 
@@ -177,6 +181,18 @@ static int serve(FILE *in, FILE *out)
 					close(fd);
 			}
 			reply(out, "\n");
+		} else if (strcmp(cmd, "seccomp") == 0) {
+			/* A sandbox as browsers have: a seccomp filter (this
+			 * one allows everything), which a revoker may only
+			 * get past with CAP_SYS_ADMIN. */
+			struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+			struct sock_fprog prog = {.len = 1, .filter = &allow};
+
+			if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+			    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+				reply(out, "seccomp %s\n", errname(errno));
+			else
+				reply(out, "seccomp ok\n");
 		} else if (strcmp(cmd, "whoami") == 0) {
 			reply(out, "uid %u tty %s pid %d\n", (unsigned)getuid(), tty_name,
 			      (int)getpid());
@@ -311,11 +327,11 @@ static bool thread_of(pid_t tid, pid_t pid)
 	return access(path, F_OK) == 0;
 }
 
-/* kill-when-traced PID VICTIM SECONDS: SIGKILL to VICTIM the moment one of
- * its threads (the library's engine runs in a thread of its own) traces PID
- * (it is in the middle of a revocation of PID), polling without sleeping;
- * says after how long, or that it never did within SECONDS. */
-static int kill_when_traced(pid_t pid, pid_t victim, long seconds)
+/* kill-when-traced PID TRACER VICTIM SECONDS: SIGKILL to VICTIM the moment
+ * a thread of TRACER (the library's engine runs in a thread of its own)
+ * traces PID (it is in the middle of a revocation of PID), polling without
+ * sleeping; says after how long, or that it never did within SECONDS. */
+static int kill_when_traced(pid_t pid, pid_t tracer_proc, pid_t victim, long seconds)
 {
 	struct timespec t0, t;
 
@@ -325,13 +341,14 @@ static int kill_when_traced(pid_t pid, pid_t victim, long seconds)
 
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		ms = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
-		if (tracer > 0 && (tracer == victim || thread_of((pid_t)tracer, victim))) {
+		if (tracer > 0 &&
+		    (tracer == tracer_proc || thread_of((pid_t)tracer, tracer_proc))) {
 			if (kill(victim, SIGKILL) < 0) {
 				printf("kill %d: %s\n", (int)victim, strerror(errno));
 				return 1;
 			}
-			printf("killed %d after %ld ms, while its thread %ld traced %d\n",
-			       (int)victim, ms, tracer, (int)pid);
+			printf("killed %d after %ld ms, while thread %ld of %d traced %d\n",
+			       (int)victim, ms, tracer, (int)tracer_proc, (int)pid);
 			return 0;
 		}
 		if (tracer < 0) {
@@ -339,8 +356,8 @@ static int kill_when_traced(pid_t pid, pid_t victim, long seconds)
 			return 1;
 		}
 		if (ms > seconds * 1000) {
-			printf("pid %d was not traced by %d within %ld s\n", (int)pid, (int)victim,
-			       seconds);
+			printf("pid %d was not traced by %d within %ld s\n", (int)pid,
+			       (int)tracer_proc, seconds);
 			return 1;
 		}
 	}
@@ -348,10 +365,10 @@ static int kill_when_traced(pid_t pid, pid_t victim, long seconds)
 
 int main(int argc, char **argv)
 {
-	if (argc == 5 && strcmp(argv[1], "kill-when-traced") == 0)
-		return kill_when_traced((pid_t)strtol(argv[2], NULL, 10),
-					(pid_t)strtol(argv[3], NULL, 10),
-					strtol(argv[4], NULL, 10));
+	if (argc == 6 && strcmp(argv[1], "kill-when-traced") == 0)
+		return kill_when_traced(
+		    (pid_t)strtol(argv[2], NULL, 10), (pid_t)strtol(argv[3], NULL, 10),
+		    (pid_t)strtol(argv[4], NULL, 10), strtol(argv[5], NULL, 10));
 	if (argc == 2 && strcmp(argv[1], "session") == 0)
 		return session();
 	if (argc == 3 && strcmp(argv[1], "client") == 0)
@@ -374,6 +391,6 @@ int main(int argc, char **argv)
 		return serve(stdin, stdout);
 	}
 	fprintf(stderr, "usage: seat-agent session | client SOCKET | hold PATH... | "
-			"kill-when-traced PID VICTIM SECONDS\n");
+			"kill-when-traced PID TRACER VICTIM SECONDS\n");
 	return 2;
 }
