@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define LIBREVOKE_VERSION_MAJOR 1
-#define LIBREVOKE_VERSION_MINOR 3
+#define LIBREVOKE_VERSION_MINOR 4
 
 /*
  * revoke - revoke every reference to the file PATH names (symlinks followed).
@@ -131,10 +131,15 @@ struct revoke_opts {
 	/*
 	 * Since 1.4. Only some processes: those given here (in the caller's
 	 * pid namespace), those whose real or effective uid is one of UIDS,
-	 * those in the cgroup v2 subtree CGROUP (a path below the cgroup
-	 * root, "/user.slice/user-1000.slice"). All the criteria given must
-	 * hold (an empty one holds for everyone); all or nothing within the
-	 * selection; processes outside it are never stopped.
+	 * those in the cgroup v2 subtree CGROUP (a directory of a cgroup2
+	 * file system, or a path below the cgroup root as /proc/PID/cgroup
+	 * prints it, "/user.slice/user-1000.slice"). All the criteria given
+	 * must hold (an empty one holds for everyone). All or nothing within
+	 * the selection; a process outside it is never stopped, and is not
+	 * counted as uninspected once it is known to be outside it. A selection
+	 * that matches no holder changes nothing and succeeds. At most 64 pids
+	 * and 64 uids (E2BIG). Not with REVOKE_MOUNT (EINVAL). The native
+	 * system calls cannot select: a selection uses the userspace engine.
 	 */
 	const pid_t *pids; /* only these processes */
 	size_t npids;

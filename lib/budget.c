@@ -19,6 +19,9 @@ static const unsigned int end_permille[] = {
      * of the overrun (the holders are released by then). */
     [RV_PH_SYNC] = 500,
     [RV_PH_UMOUNT] = 1000 + RV_OVERRUN_PERMILLE,
+    /* What is left after it is the finishing share: the programs, the
+     * releases, a hangup, the unmount. */
+    [RV_PH_COMMIT] = 900,
 };
 
 uint64_t rv_budget_deadline(const struct rv_budget *b, int p)

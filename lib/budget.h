@@ -19,7 +19,22 @@ enum rv_phase_id {
 	RV_PH_RELEASE = REVOKE_PHASE_RELEASE, /* letting them go */
 	RV_PH_SYNC = REVOKE_PHASE_SYNC,	      /* syncing the filesystems (unmount) */
 	RV_PH_UMOUNT = REVOKE_PHASE_UMOUNT,   /* unmounting, after the cut */
+	/* Not a phase of the report: the latest moment the call may pass its
+	 * point of no return (engine.c commit()), so that what is left of the
+	 * budget is the finishing share. */
+	RV_PH_COMMIT,
 };
+
+/*
+ * From the point of no return on, the call finishes everything it planned
+ * whatever the time: each wait is still bounded, by the later of its
+ * phase's end and this long after the commit (a program that takes a few
+ * microseconds of CPU waits this long for a core on a starved machine).
+ */
+#define RV_FINISH_NS (2000 * 1000000ull)
+/* Then how long the report waits to see a program that outlived its wait
+ * end by itself (engine.c verify_unfinished). */
+#define RV_VERIFY_NS (500 * 1000000ull)
 
 /* What a timeout at the end of the call may overrun it by, at most. */
 #define RV_OVERRUN_PERMILLE 50

@@ -61,6 +61,9 @@ struct rv_holder {
 	int pidfd; /* from scan time on, guards against pid reuse; -1 if none */
 	bool self; /* the calling process */
 	bool zombie_leader;
+	/* It holds a device target through another node of it (an alias:
+	 * same device number, another inode), which revoke(2) does not reach. */
+	bool alias;
 	/* Its descriptors or mappings could not be looked at (another user's
 	 * process, a non-dumpable one): it may hold a target. No refs. */
 	bool uninspected;
@@ -391,6 +394,10 @@ void rv_tracees_release(struct rv_tracee **ts, size_t n);
 int rv_tracee_release(struct rv_tracee *t);
 
 struct rv_regs;
+/* Bound T's waits by DEADLINE_NS at the earliest from now on (the point
+ * of no return: what was planned is finished). */
+void rv_tracee_extend_deadline(struct rv_tracee *t, uint64_t deadline_ns);
+
 /* Time this tracee has been stopped so far. */
 uint64_t rv_tracee_stopped_ns(const struct rv_tracee *t);
 
@@ -431,7 +438,8 @@ int rv_cut_holder(struct rv_holder *h, struct rv_tracee *t);
  * hs[i] (-ESRCH: it died meanwhile). Returns 0, -ENOMEM before anything was
  * cut, or with RV_CUT_ALL_OR_NOTHING -EBUSY when some holder's program could
  * not be placed: then nothing ran anywhere (that holder's refs FAILED with
- * its reason, the others' still FOUND).
+ * its reason, the others' still FOUND), or the error of hooks->commit
+ * (nothing ran, every ref still FOUND).
  */
 #define RV_CUT_ALL_OR_NOTHING 1u
 struct rv_cut_hooks {
@@ -443,9 +451,21 @@ struct rv_cut_hooks {
 	bool release;
 	/* Where cwd and root refs are moved (REVOKE_MOUNT); NULL if none. */
 	const struct rv_dead_dir *dead_dir;
+	/* The point of no return: called once every program is placed and
+	 * every check passed, before the first one runs. -errno refuses the
+	 * cut with nothing changed (the programs taken out again); 0 commits:
+	 * every planned program then runs, each wait bounded by at least
+	 * *DEADLINE_NS (set by commit) however late it is. */
+	int (*commit)(void *arg, uint64_t *deadline_ns);
 };
 int rv_cut_holders(struct rv_holder **hs, size_t n, unsigned int flags,
 		   const struct rv_cut_hooks *hooks, int *ret);
+
+/* A holder whose program outlived its wait (refs FAILED with ETIMEDOUT)
+ * finishes it by itself: look, until DEADLINE, at what /proc shows of those
+ * refs, and mark the ones found cut CUT. Returns how many are still not
+ * seen cut (a ref /proc cannot tell about stays as it was). */
+size_t rv_cut_verify(struct rv_holder *h, uint64_t deadline);
 
 /* The dead descriptor: an O_PATH descriptor of a memfd of this name, made
  * in each holder for its own use; its mappings are replaced by mappings of
@@ -495,14 +515,32 @@ void rv_dead_dir_remove(struct rv_dead_dir *d);
 enum { RV_DEAD_DIR_NONE = 0, RV_DEAD_DIR_PATH, RV_DEAD_DIR_PIDFD };
 int rv_dead_dir_how(pid_t pid, bool need_chroot, const char **why);
 
-/* /proc/PID/status, parsed (mount.c). */
+/* /proc/PID/NAME read whole into BUF, NUL-terminated: its length, or
+ * -ESRCH (gone), -errno (proc/proc.c). */
+int rv_proc_read_text(pid_t pid, const char *name, char *buf, size_t size);
+/* /proc/PID/status, parsed. */
 int rv_proc_status_of(pid_t pid, struct rv_proc_status *ret);
 
-/* ---- one userspace revoke at a time per uid (lock.c) ------------------ */
+/* ---- revoke calls and each other (lock.c) ---------------------------- */
 
-/* The lock's fd (close it to unlock), -1 when no lock can be had here (go
- * on without), or -ETIMEDOUT (*RET_OWNER: a process holding it, or 0). */
-int rv_engine_lock(uint64_t deadline_ns, pid_t *ret_owner);
+/* One userspace revoke at a time per uid: FOR_UID's (the caller's own, or
+ * the helper's client's). The lock's fd (close it to unlock), -1 when no
+ * lock can be had here (go on without), or -ETIMEDOUT (*RET_OWNER: a process
+ * holding it, or 0; *RET_WAITED: how long this waited). */
+int rv_engine_lock(uid_t for_uid, uint64_t deadline_ns, pid_t *ret_owner, uint64_t *ret_waited);
+
+/* Registers the calling process as inside a revoke call until the returned
+ * fd is closed (-1: no registration can be had here). */
+int rv_calls_register(void);
+
+/* The processes inside a revoke call that UID's call believes (UID's own
+ * registrations and root's), sorted. */
+struct rv_calls {
+	pid_t *pids;
+	size_t n;
+};
+int rv_calls_of(uid_t uid, struct rv_calls *ret);
+bool rv_calls_has(const struct rv_calls *c, pid_t pid);
 
 /* ---- native syscalls (native.c) --------------------------------------- */
 
@@ -545,7 +583,23 @@ struct rv_request {
 	 * every target or is 0), not for the calling process. */
 	bool for_client;
 	uid_t client_uid;
+	/* The selection of holders (revoke_opts.pids, uids, cgroup), as the
+	 * caller gave it; kinds/select.c resolves and applies it. */
+	const pid_t *pids;
+	size_t npids;
+	const uid_t *uids;
+	size_t nuids;
+	const char *cgroup;
 };
+
+/* At most this many pids and uids in a selection. */
+#define RV_SELECT_MAX 64
+
+/* Whether REQ selects some holders only. */
+static inline bool rv_request_selects(const struct rv_request *req)
+{
+	return req->npids || req->nuids || (req->cgroup && *req->cgroup);
+}
 
 /* Runs one request, bounded by its timeout whatever the kernel does (a path
  * lookup stuck on a hung FUSE server included): the work runs in a thread
@@ -561,10 +615,22 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
  * (helper_pid set). -ECONNREFUSED/-ENOENT... when it cannot be reached,
  * -EAGAIN when it kept refusing (too many requests) until the deadline. */
 int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_report);
-/* What the public calls run: the engine, or the helper when REVOKE_HELPER
- * says so, or when the engine could not inspect every process that may
- * hold a target and the helper's socket exists (unless REVOKE_NO_HELPER). */
+/* Whether the helper's socket exists; whether R says that nobody answered
+ * on it (as opposed to an answer from it). */
+bool rv_helper_present(void);
+bool rv_helper_unanswered(int r);
+/* What the public calls run (call.c): the engine, or the helper when
+ * REVOKE_HELPER says so, or when the engine could not inspect every process
+ * that may hold a target and the helper's socket exists (unless
+ * REVOKE_NO_HELPER). */
 int rv_helper_or_engine(const struct rv_request *req, struct revoke_report **ret_report);
+
+/* ---- the report (report.c) ---------------------------------------------- */
+
+/* A report for NTARGETS targets and NHOLDERS holders, zeroed; NULL on ENOMEM. */
+struct revoke_report *rv_report_new(size_t ntargets, size_t nholders);
+/* Frees a report, whoever made it (NULL is fine). */
+void rv_report_destroy(struct revoke_report *report);
 
 /* ---- time ------------------------------------------------------------- */
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "helper-proto.h"
+#include "helper/proto.h"
 #include "internal.h"
 
 /* Flags this version understands. */
@@ -37,6 +37,14 @@ static int default_timeout_ms(void)
 	if (errno || *end || v <= 0 || v > 3600)
 		return RV_DEFAULT_TIMEOUT_MS;
 	return (int)v * 1000;
+}
+
+/* Whether NAME is set to something other than "" or "0". */
+static bool env_set(const char *name)
+{
+	const char *v = secure_getenv(name);
+
+	return v && *v && strcmp(v, "0") != 0;
 }
 
 /* Reads OPTS the way libbpf reads its option structs: a caller built against
@@ -76,6 +84,33 @@ static int read_opts(const struct revoke_opts *opts, struct rv_request *req)
 	if (o.ns_pid && (o.flags & REVOKE_MOUNT))
 		return -EINVAL;
 	if ((o.flags & REVOKE_HELPER) && (o.flags & (REVOKE_NO_HELPER | REVOKE_MOUNT)))
+		return -EINVAL;
+	/* The environment's choice where the caller made none (secure_getenv:
+	 * a set-uid program's user does not choose for it). */
+	if (!(o.flags & (REVOKE_HELPER | REVOKE_NO_HELPER | REVOKE_MOUNT))) {
+		if (env_set("REVOKE_NO_HELPER"))
+			o.flags |= REVOKE_NO_HELPER;
+		else if (env_set("REVOKE_HELPER"))
+			o.flags |= REVOKE_HELPER;
+	}
+
+	/* The selection (1.4): bounded, and a process is a holder of a file,
+	 * not of a mount. */
+	if (o.npids > RV_SELECT_MAX || o.nuids > RV_SELECT_MAX)
+		return -E2BIG;
+	if ((o.npids && !o.pids) || (o.nuids && !o.uids))
+		return -EFAULT;
+	for (size_t i = 0; i < o.npids; i++)
+		if (o.pids[i] <= 0)
+			return -EINVAL;
+	if (o.cgroup && !*o.cgroup)
+		return -EINVAL;
+	req->pids = o.pids;
+	req->npids = o.npids;
+	req->uids = o.uids;
+	req->nuids = o.nuids;
+	req->cgroup = o.cgroup;
+	if (rv_request_selects(req) && (o.flags & REVOKE_MOUNT))
 		return -EINVAL;
 
 	req->flags = o.flags;

@@ -40,10 +40,11 @@ cli_runs() {
 
 # wait_holder PID FD PATH: until PID has FD open on PATH and no longer runs bash
 wait_holder() {
-	local i
+	local i comm
 	for i in $(seq 1 400); do
-		if [ "$(readlink "/proc/$1/fd/$2" 2>/dev/null)" = "$3" ] &&
-			[ "$(cat "/proc/$1/comm" 2>/dev/null)" != bash ]; then
+		comm=
+		read -r comm <"/proc/$1/comm" 2>/dev/null
+		if [ "$comm" != bash ] && [ "$(readlink "/proc/$1/fd/$2" 2>/dev/null)" = "$3" ]; then
 			return 0
 		fi
 		sleep 0.025
@@ -105,6 +106,20 @@ status_field() {
 # Run as uid/gid 65534 (needs root). Not for a background holder: $! would be
 # a subshell's pid; run setpriv itself there.
 nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; }
+
+# $RN: the command where any user can run it, for `nobody "$RN"`. The build
+# may sit in a clone under a mode-700 directory (root's home): a copy of the
+# command and of its library (found through its $ORIGIN/../lib runpath) in
+# the scratch directory, which the scripts that use it make searchable.
+others_R() {
+	local d=$tmp/others
+	if [ ! -x "$d/tools/revoke" ]; then
+		mkdir -p "$d/tools" "$d/lib" && cp "$R" "$d/tools/" &&
+			cp -L "${R%/tools/revoke}/lib/librevoke.so.1" "$d/lib/" || return 1
+		chmod 755 "$tmp" "$d" "$d/tools" "$d/lib"
+	fi
+	RN=$d/tools/revoke
+}
 
 # start_vfork_holder FILE: a holder (pid in $vp) of FILE (fd 5) in the
 # uninterruptible wait of a vfork parent (state D) until its child exits in

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The bash completion (tools/revoke.bash, or the file named by
+# The bash completion (tools/revoke/revoke.bash, or the file named by
 # REVOKE_COMPLETION): it loads, registers _revoke for revoke, offers every
 # option and column that `revoke --help` lists, the values of --engine and
 # --discovery, files, and directories only after --mount/--umount. Each case
@@ -9,7 +9,7 @@
 . "$(dirname "$0")/cli-common.bash"
 cli_runs completion
 
-comp=${REVOKE_COMPLETION:-$(dirname "$0")/../tools/revoke.bash}
+comp=${REVOKE_COMPLETION:-$(dirname "$0")/../tools/revoke/revoke.bash}
 bc=/usr/share/bash-completion/bash_completion
 
 # complete_words MODE WORD...: COMPREPLY, one per line, sorted, for the command

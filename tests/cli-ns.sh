@@ -9,6 +9,7 @@
 # Run by tests/run-tests with REVOKE_BUILDDIR set; prints one PASS/FAIL line per check.
 . "$(dirname "$0")/cli-common.bash"
 cli_runs ns
+others_R || { fail "$(basename "$0" .sh | sed s/^cli-//).others" "cannot copy the command and its library for other users"; exit 0; }
 
 if [ "$(id -u)" -ne 0 ]; then
 	skip ns.setup "needs root to make mount and pid namespaces"
@@ -68,7 +69,7 @@ run "$R" --ns "$gone" "$secret"
 [ "$rc" -eq 1 ] && grep -q "^revoke: --ns $gone: no such process" <<<"$err" &&
 	pass ns.esrch || fail ns.esrch "exit $rc; stderr: $err"
 
-run setpriv --reuid 65534 --regid 65534 --clear-groups "$R" --ns "$p" "$secret"
+run setpriv --reuid 65534 --regid 65534 --clear-groups "$RN" --ns "$p" "$secret"
 if [ "$rc" -eq 1 ] && grep -q "^revoke: --ns $p: Operation not permitted" <<<"$err" &&
 	points_at "$p" 0 "$secret"; then
 	pass ns.eperm

@@ -9,6 +9,7 @@
 . "$(dirname "$0")/cli-common.bash"
 chmod 755 "$tmp" # the unprivileged checks look files up in here
 cli_runs revoke
+others_R || { fail "$(basename "$0" .sh | sed s/^cli-//).others" "cannot copy the command and its library for other users"; exit 0; }
 
 # ---- revoke a file held by two processes and mapped by a third
 file=$tmp/file
@@ -260,7 +261,7 @@ fi
 rootfile=$tmp/rootfile
 echo r >"$rootfile"
 chmod 644 "$rootfile"
-run nobody "$R" "$rootfile"
+run nobody "$RN" "$rootfile"
 if [ "$rc" -eq 1 ] && grep -qx "revoke: $rootfile: Operation not permitted" <<<"$err"; then
 	pass revoke.eperm
 else
@@ -270,7 +271,7 @@ fi
 # Lookup errors come first: a file in a directory uid 65534 cannot search.
 mkdir -m 700 "$tmp/private"
 echo p >"$tmp/private/f"
-run nobody "$R" "$tmp/private/f"
+run nobody "$RN" "$tmp/private/f"
 if [ "$rc" -eq 1 ] && grep -qx "revoke: $tmp/private/f: Permission denied" <<<"$err"; then
 	pass revoke.eacces
 else

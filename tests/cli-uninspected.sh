@@ -9,6 +9,7 @@
 . "$(dirname "$0")/cli-common.bash"
 chmod 755 "$tmp" # uid 65534 looks files up in here
 cli_runs uninspected
+others_R || { fail "$(basename "$0" .sh | sed s/^cli-//).others" "cannot copy the command and its library for other users"; exit 0; }
 
 if [ "$(id -u)" -ne 0 ]; then
 	for c in list list-best-effort refused json best-effort; do
@@ -38,7 +39,7 @@ uninspected_rows() { awk -v f="$1" '$f == "uninspected"' <<<"$out" | wc -l; }
 
 # --list: the caller's own holder, then one line per process it could not
 # look at, with STATE and ERROR; exit 1; the message gives their number.
-run nobody "$R" --list "$own"
+run nobody "$RN" --list "$own"
 tab=$(squeeze <<<"$out")
 n=$(grep -c ' uninspected cannot inspect its descriptors: not permitted$' <<<"$tab")
 msg="revoke: $own: incomplete listing: $n processes could not be inspected and may hold it (see --best-effort)"$'\n'"$hint"
@@ -57,7 +58,7 @@ else
 fi
 
 # --list --best-effort: the same listing, exit 0, the number still said.
-run nobody "$R" --list --best-effort -r -n -o PID,STATE "$own"
+run nobody "$RN" --list --best-effort -r -n -o PID,STATE "$own"
 n=$(uninspected_rows 2)
 if [ "$rc" -eq 0 ] && grep -qx "$po found" <<<"$out" && [ "$n" -ge 1 ] &&
 	[ "$err" = "revoke: $own: $n processes could not be inspected and may hold it"$'\n'"$hint" ]; then
@@ -67,7 +68,7 @@ else
 fi
 
 # revoke: refused, nothing changed; the caller's holder is skipped.
-run nobody "$R" -r -o PID,STATE,ERRNO "$own"
+run nobody "$RN" -r -o PID,STATE,ERRNO "$own"
 n=$(uninspected_rows 2)
 if [ "$rc" -ne 1 ]; then
 	fail uninspected.refused "exit $rc, expected 1; stdout: $out; stderr: $err"
@@ -83,7 +84,7 @@ fi
 
 # The JSON: the count, and each such holder with its state, error and no
 # references.
-run nobody "$R" --list --json "$own"
+run nobody "$RN" --list --json "$own"
 if [ "$rc" -ne 1 ]; then
 	fail uninspected.json "exit $rc, expected 1; stderr: $err"
 elif ! why=$(python3 - "$tmp/out" "$po" <<'EOF'
@@ -111,7 +112,7 @@ else
 fi
 
 # --best-effort: its own holder is cut, exit 0, the number said.
-run nobody "$R" --best-effort -r -o PID,STATE "$own"
+run nobody "$RN" --best-effort -r -o PID,STATE "$own"
 n=$(uninspected_rows 2)
 if [ "$rc" -ne 0 ]; then
 	fail uninspected.best-effort "exit $rc, expected 0; stdout: $out; stderr: $err"
@@ -123,5 +124,13 @@ elif [ "$err" != "revoke: $own: $n processes could not be inspected and may hold
 	fail uninspected.best-effort "stderr: $err"
 else
 	pass uninspected.best-effort
+fi
+# REVOKE_NO_HELPER=1 asked for no helper: the call says nothing of one.
+run nobody env REVOKE_NO_HELPER=1 "$RN" "$own"
+if [ "$rc" -ne 1 ] || grep -q "no helper answered" <<<"$err" ||
+	! grep -q "could not be inspected" <<<"$err"; then
+	fail uninspected.no-helper-asked "exit $rc; stderr: $err"
+else
+	pass uninspected.no-helper-asked
 fi
 exit 0

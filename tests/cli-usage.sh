@@ -45,6 +45,19 @@ usage_case discovery-unknown "unknown discovery 'x'" --discovery x "$file"
 usage_case json-raw '--json cannot be combined with --raw' --json --raw "$file"
 usage_case json-output '--json cannot be combined with --output' -J -o PID "$file"
 usage_case json-quiet '--json cannot be combined with --quiet' -J -q "$file"
+usage_case pid-word "invalid pid in 'abc' for --pid" --pid abc "$file"
+usage_case pid-zero "invalid pid in '1,0' for --pid" --pid 1,0 "$file"
+usage_case uid-unknown "no such user 'no-such-user-here' for --uid" --uid no-such-user-here "$file"
+usage_case uid-empty "invalid user in '1,' for --uid" --uid 1, "$file"
+usage_case select-umount '--cgroup cannot be combined with --umount' --cgroup / --umount "$file"
+
+# A cgroup that is not one: an error naming it, exit 1, nothing done.
+run "$R" --cgroup "$tmp" "$file"
+if [ "$rc" -eq 1 ] && [ "$err" = "revoke: --cgroup $tmp: not a directory of a cgroup2 file system" ]; then
+	pass usage.cgroup-not-cgroup2
+else
+	fail usage.cgroup-not-cgroup2 "exit $rc; stderr: $err"
+fi
 
 # --help and --version
 run "$R" --help
@@ -140,4 +153,13 @@ rc=$?
 rc=$?
 [ "$rc" -eq 1 ] && grep -q "write error" "$tmp/err" && pass write-error-version ||
 	fail write-error-version "exit $rc; stderr: $(cat "$tmp/err")"
+
+# A path of 70,000 bytes is named by its beginning and end, not echoed whole.
+long=/$(printf 'a/%.0s' $(seq 1 35000))x
+run "$R" "$long"
+if [ "$rc" -eq 1 ] && [ "${#err}" -lt 300 ] && grep -q '^revoke: /a/a/.*\.\.\..*/a/x: File name too long$' <<<"$err"; then
+	pass long-path-shortened
+else
+	fail long-path-shortened "exit $rc; ${#err} bytes on stderr: ${err:0:400}"
+fi
 exit 0

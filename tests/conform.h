@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -251,6 +252,14 @@ static inline long proc_status_field(pid_t pid, const char *key)
 static inline unsigned long long proc_status_hex(pid_t pid, const char *key)
 {
 	return proc_status_value(pid, key, 16, ~0ull);
+}
+
+/* PID's hard RLIMIT_NOFILE, or -1. */
+static inline long long proc_limit_nofile_hard(pid_t pid)
+{
+	struct rlimit rl;
+
+	return prlimit(pid, RLIMIT_NOFILE, NULL, &rl) == 0 ? (long long)rl.rlim_max : -1;
 }
 
 /* Whether fd FD of PID refers to the file ST describes. */

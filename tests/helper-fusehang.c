@@ -5,12 +5,15 @@
  * blocks forever, like a server that stopped answering. Attributes and
  * entries are never cached (timeouts 0), so any operation that asks the
  * server hangs. Runs in the foreground, single-threaded; the test kills it.
+ * With FUSEHANG_FLUSH_MS=N in the environment each flush (every close of
+ * the file, a dup3 over a descriptor of it) takes N ms: a slow server.
  */
 #define FUSE_USE_VERSION 35
 #include <errno.h>
 #include <fuse.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +21,7 @@
 #define FILE_SIZE 4096
 
 static volatile sig_atomic_t hung;
+static unsigned int flush_ms;
 
 static void on_usr1(int sig)
 {
@@ -102,6 +106,8 @@ static int fh_flush(const char *path, struct fuse_file_info *fi)
 	(void)path;
 	(void)fi;
 	maybe_hang();
+	if (flush_ms)
+		usleep(flush_ms * 1000);
 	return 0;
 }
 
@@ -124,5 +130,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	sigaction(SIGUSR1, &sa, NULL);
+	if (getenv("FUSEHANG_FLUSH_MS"))
+		flush_ms = (unsigned int)strtoul(getenv("FUSEHANG_FLUSH_MS"), NULL, 10);
 	return fuse_main(6, args, &ops, NULL);
 }

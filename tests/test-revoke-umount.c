@@ -1059,6 +1059,124 @@ static void t_umount_concurrent(void)
 		      victim_state(p));
 }
 
+/* ---- holders that fork into the mount, and holders that exit ---------------- */
+
+static void kill_namespace_but_us(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	CHECK(d, "opendir /proc: %m");
+	while ((de = readdir(d))) {
+		pid_t p = (pid_t)atoi(de->d_name);
+
+		if (p > 1 && p != getpid())
+			kill(p, SIGKILL);
+	}
+	closedir(d);
+	while (waitpid(-1, NULL, WNOHANG) > 0 || errno == EINTR)
+		;
+}
+
+/*
+ * A process whose cwd is in the mount and that forks, every MS milliseconds
+ * (at most 4000 times), a child that enters the mount by its path, opens a
+ * file there and, with LINGER, keeps it (else exits within 16 ms): the set of
+ * holders grows and shrinks while the unmount looks at it.
+ */
+static pid_t spawn_forker(int ms, bool linger)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %m");
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (chdir(UM_MNT) < 0)
+		_exit(2);
+	for (int i = 0; i < 4000; i++) {
+		pid_t c = fork();
+
+		if (c == 0) {
+			int fd;
+
+			if (chdir(UM_MNT) < 0)
+				_exit(0); /* unmounted: nothing to hold */
+			fd = open(UM_MNT "/f", O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				_exit(0);
+			if (!linger) /* gone within 1-16 ms: mid-call */
+				usleep(1000 + (useconds_t)(i * 7919 % 15000));
+			else
+				pause();
+			_exit(0);
+		}
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		usleep((useconds_t)ms * 1000);
+	}
+	pause();
+	_exit(0);
+}
+
+/*
+ * The unmount either goes (every holder cut, the mount gone) or is refused
+ * with nothing cut; it never cuts everyone and then fails to unmount
+ * because of a process forked meanwhile (issue 13, item 4), nor refuses
+ * because a holder exited during the call (item 5).
+ */
+static void umount_trials(bool linger)
+{
+	um_isolate();
+	for (int trial = 0; trial < 10; trial++) {
+		struct revoke_report *rep = NULL;
+		pid_t forker;
+		size_t cut = 0;
+		int r, e;
+
+		CHECK(mkdir(UM_MNT, 0755) == 0 || errno == EEXIST, "mkdir: %m");
+		CHECK(mount("none", UM_MNT, "tmpfs", 0, NULL) == 0, "mount tmpfs: %m");
+		um_make_file(UM_MNT "/f", 4096, 0644);
+		forker = spawn_forker(linger ? 3 : 1, linger);
+		usleep(150000);
+		r = um_call(UM_MNT, REVOKE_MOUNT | REVOKE_UMOUNT, &rep);
+		e = errno;
+		for (size_t i = 0; rep && i < rep->nholders; i++)
+			for (size_t j = 0; j < rep->holders[i].nrefs; j++)
+				cut += rep->holders[i].refs[j].state == REVOKE_STATE_CUT;
+		if (!linger)
+			CHECK(r == 0, "trial %d: a holder that exits made the unmount fail: %s",
+			      trial, strerror(e));
+		CHECK(r == 0 || (cut == 0 && rep && rep->failed_phase != REVOKE_PHASE_UMOUNT &&
+				 um_mount_id(UM_MNT) > 0),
+		      "trial %d: revoke_ex: %s after cutting %zu references (failed phase %d), the "
+		      "mount %s",
+		      trial, strerror(e), cut, rep ? rep->failed_phase : -1,
+		      um_mount_id(UM_MNT) > 0 ? "still there" : "gone");
+		CHECK(r != 0 || um_mount_id(UM_MNT) < 0, "trial %d: success, but still mounted",
+		      trial);
+		revoke_report_free(rep);
+		kill(forker, SIGKILL);
+		waitpid(forker, NULL, 0);
+		/* The forker's children: every other process of our pid
+		 * namespace (we are its pid 1). */
+		kill_namespace_but_us();
+		umount2(UM_MNT, MNT_DETACH);
+	}
+}
+
+static void t_umount_fork_loop(void)
+{
+	umount_trials(true);
+}
+
+static void t_umount_holders_exit(void)
+{
+	umount_trials(false);
+}
+
 /* The names of what issue 10 added to the report. */
 static void t_names(void)
 {
@@ -1528,6 +1646,8 @@ static void t_umount_load_command(void)
 }
 
 TEST_MAIN("revoke-umount", {"umount_ext4", t_umount_ext4, 120},
+	  {"umount_fork_loop", t_umount_fork_loop, 120},
+	  {"umount_holders_exit", t_umount_holders_exit, 120},
 	  {"umount_tmpfs_bind_same_file", t_umount_tmpfs_bind_same_file, 60},
 	  {"mount_cut_only", t_mount_cut_only, 120},
 	  {"mount_no_submounts", t_mount_no_submounts, 120}, {"mount_list", t_mount_list, 120},

@@ -36,6 +36,7 @@ static struct {
 	bool keep_fd;		  /* keeps its ordinary descriptor of the target too */
 	bool two_rings;		  /* a second ring: decoy in slot 0, target in slot 1 */
 	bool ring_thread;	  /* ring made (and used) by a second thread */
+	bool ring_thread_exits;	  /* ... which then exits: the leader answers CMD_FD_READ */
 	bool pending;		  /* the target is a FIFO; a fixed read waits on it */
 	bool close_ring;	  /* IORING_REGISTER_RING_FDS, then the ring's fd closed */
 	bool fork_child;	  /* a forked child shares the ring (fd and mappings) */
@@ -186,6 +187,8 @@ static void *ring_main(void *arg)
 	}
 	send_msg(c->sock, MSG(getpid(), ring.ring_fd, slot, cfg.two_rings ? ring2.ring_fd : -1,
 			      (int64_t)syscall(SYS_gettid), cfg_child));
+	if (cfg.ring_thread_exits)
+		return NULL; /* the ring stays, its submitter gone */
 	for (int i = 0; i < 100; i++) {
 		struct msg m = victim_recv(c->sock), a;
 
@@ -242,6 +245,8 @@ static void v_ring(int sock)
 	if (pthread_create(&t, NULL, ring_main, &c) != 0)
 		_exit(2);
 	pthread_join(t, NULL);
+	if (cfg.ring_thread_exits)
+		holder_loop(sock, c.fd);
 }
 
 struct ring_victim {
@@ -509,6 +514,49 @@ static void t_single_issuer_other_thread(void)
 	revoke_report_free(rep);
 }
 
+/*
+ * A SINGLE_ISSUER ring whose submitter thread exited: the holder is
+ * single-threaded, yet its leader (where the cut runs) may not update the
+ * ring on kernels that let only the submitter register. Found out before
+ * anyone is changed: the other holder still reads (the cut used to find it
+ * out in the holder's own program, after the others were cut).
+ */
+static void t_single_issuer_submitter_gone(void)
+{
+	struct revoke_report *rep = NULL;
+	bool strict = submitter_only();
+	struct ring_victim u;
+	struct victim b;
+	int r, e;
+
+	setup_files();
+	cfg.setup_flags = IORING_SETUP_SINGLE_ISSUER;
+	cfg.ring_thread = cfg.ring_thread_exits = cfg.keep_fd = true;
+	u = spawn_ring();
+	b = spawn(holder_main);
+	recv_msg(&b);
+	for (int i = 0; i < 200 && proc_status_field(u.v.pid, "Threads") != 1; i++)
+		msleep(10);
+	CHECK(proc_status_field(u.v.pid, "Threads") == 1, "the ring's thread did not exit");
+	r = revoke_with(tpath, 0, &rep);
+	e = errno;
+	CHECK(rep, "no report (%s)", strerror(e));
+	if (rep->engine == REVOKE_ENGINE_SYSCALL || !strict) {
+		CHECK(r == 0, "revoke_ex: %s", strerror(e));
+		CHECK_CUT(&b);
+		revoke_report_free(rep);
+		return;
+	}
+	CHECK(r == -1 && e == EBUSY, "revoke_ex returned %d (%s), expected EBUSY", r, strerror(e));
+	check_uring_ref(rep, u.v.pid, u.ring, u.slot, REVOKE_STATE_FAILED);
+	/* All or nothing: refused before anyone was cut. */
+	CHECK_READS(&b);
+	CHECK_READS(&u.v);
+	CHECK(proc_status_field(u.v.pid, "TracerPid") == 0, "ring holder left traced");
+	CHECK(proc_status_field(b.pid, "TracerPid") == 0, "holder left traced");
+	revoke_report_free(rep);
+}
+
 /* A ring created R_DISABLED and not enabled yet: cut; once enabled, the
  * slot reads nothing. */
 static void t_disabled_ring(void)
@@ -656,6 +704,7 @@ TEST_MAIN("revoke-uring", {"fixed_read_after_revoke", t_fixed_read_after_revoke,
 	  {"two_rings", t_two_rings, 30}, {"shared_after_fork", t_shared_after_fork, 30},
 	  {"single_issuer", t_single_issuer, 30},
 	  {"single_issuer_other_thread", t_single_issuer_other_thread, 30},
+	  {"single_issuer_submitter_gone", t_single_issuer_submitter_gone, 30},
 	  {"disabled_ring", t_disabled_ring, 30}, {"restricted_refused", t_restricted_refused, 30},
 	  {"pending_read", t_pending_read, 30},
 	  {"ring_fd_closed_refused", t_ring_fd_closed_refused, 30},

@@ -3,17 +3,7 @@
  * Running a program (prog.c) in a stopped holder through the stub, and
  * taking the holder home.
  *
- * Infect: the stub's code goes where the holder's own code never runs
- * (place.c); below the injecting thread's red zone go a signal frame with
- * the thread's own registers, FPU state and signal mask, the program, its
- * data and a small stack for the stub. Siblings blocked in a call on a
- * descriptor the program replaces get frames of their own (siblings.c), and
- * the program ends by releasing them. Then, in this order, the registers
- * that enter the stub and a mask that blocks every signal but the stop
- * signal; the thread goes on. From the moment the registers are set, the
- * thread carries its own way home: if this process dies at any instant, the
- * kernel detaches it, it finishes the program and rt_sigreturn restores
- * everything from the frame.
+ * Placing the program and entering the stub: infect.c.
  *
  * The program ends with the stop signal, whose delivery stops the thread for
  * us inside get_signal(): one stop for the whole program. There we read the
@@ -30,386 +20,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "stub-blob.h"
 #include "tracee.h"
-
-/* ---- the holder's ABI ------------------------------------------------------ */
-
-/* A thread not of the native ABI can be injected into where the build has
- * a stub for it (x86_64's 32-bit holders). */
-static bool abi_supported(const struct rv_regs *r)
-{
-#ifdef RV_ARCH_COMPAT
-	size_t len;
-
-	return rv_arch_is_compat(r) && rv_arch_compat_stub(&len);
-#else
-	(void)r;
-	return false;
-#endif
-}
-
-static const uint8_t *stub_code(const struct rv_tracee *t, size_t *ret_len)
-{
-#ifdef RV_ARCH_COMPAT
-	if (t->compat)
-		return rv_arch_compat_stub(ret_len);
-#else
-	(void)t;
-#endif
-	*ret_len = sizeof(rv_stub_blob);
-	return rv_stub_blob;
-}
-
-int rv_run_abi_ops(const struct rv_tracee *t, struct rv_op *ops, size_t n)
-{
-	if (!t->compat)
-		return 0;
-#ifdef RV_ARCH_COMPAT
-	for (size_t i = 0; i < n; i++) {
-		long nr;
-
-		if (ops[i].kind != RV_OP_SYSCALL)
-			continue;
-		nr = rv_arch_compat_nr(ops[i].nr);
-		if (nr < 0)
-			return -EOPNOTSUPP;
-		ops[i].nr = (int32_t)nr;
-	}
-	return 0;
-#else
-	(void)ops;
-	(void)n;
-	return -EOPNOTSUPP;
-#endif
-}
-
-/* ---- picking the injecting thread ---------------------------------------- */
-
-/* Where the saved ip sits in an rseq critical section, the thread goes
- * back to the section's abort_ip instead (CRIU does the same): the kernel
- * would have aborted it on the preemption that our stop was. */
-static void check_rseq(struct rv_tracee *t)
-{
-	struct __ptrace_rseq_configuration conf = {};
-	struct {
-		uint32_t version, flags;
-		uint64_t start_ip, post_commit_offset, abort_ip;
-	} cs;
-	uint64_t cs_ptr, ip = rv_arch_ip(&t->saved);
-
-	t->rseq_abort = false;
-	if (t->in_syscall ||
-	    ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t->inj->tid, (void *)sizeof(conf), &conf) <= 0 ||
-	    !conf.rseq_abi_pointer)
-		return;
-	/* struct rseq: u32 cpu_id_start, u32 cpu_id, u64 rseq_cs */
-	if (rv_mem_read(t, conf.rseq_abi_pointer + 8, &cs_ptr, sizeof(cs_ptr)) < 0 || !cs_ptr)
-		return;
-	if (rv_mem_read(t, cs_ptr, &cs, sizeof(cs)) < 0)
-		return;
-	if (ip >= cs.start_ip && ip - cs.start_ip < cs.post_commit_offset) {
-		t->rseq_abort = true;
-		t->rseq_abort_ip = cs.abort_ip;
-	}
-}
-
-int rv_run_pick(struct rv_tracee *t, struct rv_thread *th)
-{
-	struct rv_regs regs;
-	uint64_t mask;
-	int r;
-
-	r = rv_arch_get_regs(th->tid, &regs);
-	if (r < 0) {
-		snprintf(t->run.why, sizeof(t->run.why), "cannot read registers of thread %d",
-			 th->tid);
-		return r;
-	}
-	if (!rv_arch_is_native(&regs) && !abi_supported(&regs)) {
-		snprintf(t->run.why, sizeof(t->run.why),
-			 "a 32-bit (compat) process (this build has no 32-bit stub)");
-		return -EOPNOTSUPP;
-	}
-	/* A 64-bit process that far-jumped into a 32-bit code segment: its
-	 * stack (and the frame we would put there) is out of 32-bit reach. */
-	if (!rv_arch_is_native(&regs) && rv_arch_sp(&regs) > UINT32_MAX) {
-		snprintf(t->run.why, sizeof(t->run.why),
-			 "32-bit code with its stack above 4 GiB (a 64-bit process)");
-		return -EOPNOTSUPP;
-	}
-	if (ptrace(PTRACE_GETSIGMASK, th->tid, (void *)sizeof(mask), &mask) < 0)
-		return negative_errno();
-	t->inj = th;
-	t->saved = regs;
-	t->sigmask = mask;
-	t->mask_saved = true;
-	t->in_syscall = rv_arch_syscall_nr(&regs) >= 0;
-	t->compat = !rv_arch_is_native(&regs);
-	t->where = AT_SIGNAL_STOP;
-	check_rseq(t);
-	return 0;
-}
-
-/* ---- infect -------------------------------------------------------------- */
-
-/* Undo what infect() wrote so far: nothing of ours stays in the holder. */
-static void uninfect_memory(struct rv_tracee *t)
-{
-	struct rv_run_state *rs = &t->run;
-
-	/* A sibling we could not put back goes home through the stub's code
-	 * once we let it go: the code stays (unused bytes, as the abandoned
-	 * injecting thread leaves them). */
-	if (rs->code_written && rs->saved_code && !rv_sib_any_entered(t))
-		rv_mem_poke_text(t, rs->code_addr, rs->saved_code, rs->code_len);
-	if (rs->data_written && rs->saved_data)
-		rv_mem_write(t, rs->data_low, rs->saved_data, rs->data_len);
-	rs->code_written = rs->data_written = false;
-	free(rs->saved_data); /* saved_code too */
-	rs->saved_code = rs->saved_data = NULL;
-	rv_sib_uninfect(t);
-}
-
-/* Everything the program needs in the holder's memory (nothing runs it
- * yet). -errno with nothing changed in the holder. */
-static int infect(struct rv_tracee *t)
-{
-	struct rv_run_state *rs = &t->run;
-	struct rv_prog *p = rs->prog;
-	const size_t P = 2; /* prologue ops */
-	size_t fpu_len = RV_ARCH_FPU_MAX, nops = P + p->nops, frame_len, len;
-	uint64_t top, frame_low, sr_sp, altstack, data_addr, mask_addr, ctl_addr, stack_top, low;
-	uint64_t run_mask;
-	_cleanup_free_ uint8_t *frame = NULL, *buf = NULL;
-	/* On the stack: a 16 KiB malloc and free per holder made the heap
-	 * grow and shrink (an mprotect each time) for 1000 holders in a row. */
-	uint8_t fpu[RV_ARCH_FPU_MAX] __attribute__((aligned(64)));
-	struct rv_stub_ctl *ctl;
-	const uint8_t *code;
-	pid_t tid = t->inj->tid;
-	int r;
-
-	r = rv_arch_get_fpu(tid, fpu, &fpu_len);
-	if (r == -ESRCH)
-		return r; /* it died */
-	if (r < 0) {
-		snprintf(rs->why, sizeof(rs->why), "cannot read the FPU state of thread %d", tid);
-		return r;
-	}
-	code = stub_code(t, &rs->code_len);
-	r = rv_place_code(t, rs->code_len, &rs->code_addr);
-	if (r < 0) {
-		snprintf(rs->why, sizeof(rs->why),
-			 "no place for the cut's code (no vDSO, no executable segment tail)");
-		return r == -ESRCH ? r : -ENOSPC;
-	}
-
-	/* [low, top): the stub's stack, the control block and ops, the data
-	 * and the mask word, the frame with the FPU state on top. */
-	top = (rv_arch_sp(&t->saved) - rv_arch_red_zone) & ~15ull;
-	frame_len = rv_arch_frame_size(fpu_len);
-	frame = malloc(frame_len);
-	if (!frame)
-		return -ENOMEM;
-	r = rv_arch_build_frame(&t->saved, t->rseq_abort ? t->rseq_abort_ip : 0, t->sigmask, fpu,
-				fpu_len, top, frame, &frame_low, &sr_sp, &altstack);
-	if (r < 0)
-		return r;
-	/* The siblings' frames first: the program's last ops release them. */
-	r = rv_sib_infect(t);
-	if (r < 0)
-		return r;
-	nops += rs->nsibs;
-	mask_addr = (frame_low - 8) & ~7ull;
-	data_addr = (mask_addr - p->data_len) & ~15ull;
-	ctl_addr = (data_addr - sizeof(*ctl) - nops * sizeof(struct rv_op)) & ~63ull;
-	stack_top = ctl_addr & ~15ull;
-	low = (stack_top - RV_STUB_STACK) & ~15ull;
-	len = (size_t)(top - low);
-	buf = calloc(1, len);
-	if (!buf) {
-		uninfect_memory(t);
-		return -ENOMEM;
-	}
-	memcpy(buf + (frame_low - low), frame, (size_t)(top - frame_low));
-
-	ctl = (struct rv_stub_ctl *)(void *)(buf + (ctl_addr - low));
-	*ctl = (struct rv_stub_ctl){
-	    .magic = RV_STUB_MAGIC,
-	    .nops = (uint32_t)nops,
-	    .failed = -1,
-	    .stop_mode = 1,
-	    .stop_sig = -1,
-	    .orig_mask = t->sigmask,
-	    .sigreturn_sp = sr_sp,
-	};
-	rs->sigreturn_sp = sr_sp;
-	rv_place_stop_signals(ctl);
-	/* Every signal blocked while the program runs: no handler runs on the
-	 * stub's registers; the stub unblocks its stop signal at the end. */
-	run_mask = ~0ull;
-	/* The prologue: the thread's sigaltstack settings into the frame
-	 * (rt_sigreturn sets them again), then the mask (also set by us below;
-	 * this copy is for a stub left to run after we are gone). */
-	ctl->ops[0] = (struct rv_op){.kind = RV_OP_SYSCALL,
-				     .nr = SYS_sigaltstack,
-				     .ref = -1,
-				     .subst = -1,
-				     .args = {0, (int64_t)altstack}};
-	ctl->ops[1] = (struct rv_op){.kind = RV_OP_SYSCALL,
-				     .nr = SYS_rt_sigprocmask,
-				     .ref = -1,
-				     .subst = -1,
-				     .args = {SIG_SETMASK, (int64_t)mask_addr, 0, 8}};
-	for (size_t i = 0; i < p->nops; i++) {
-		struct rv_op *op = &ctl->ops[P + i];
-
-		*op = p->ops[i];
-		if (op->ref >= 0)
-			op->ref = (int16_t)(op->ref + (int)P);
-		for (int a = 0; a < 6; a++)
-			if (p->data_args[i] & (1u << a))
-				op->args[a] += (int64_t)data_addr;
-		op->state = RV_OP_NOT_RUN;
-		op->res = 0;
-	}
-	rv_sib_wake_ops(t, &ctl->ops[P + p->nops]);
-	r = rv_run_abi_ops(t, ctl->ops, nops);
-	if (r < 0) {
-		uninfect_memory(t);
-		snprintf(rs->why, sizeof(rs->why),
-			 "a 32-bit (compat) process: a call of the cut has no 32-bit equivalent");
-		return r;
-	}
-	if (p->data_len) {
-		memcpy(buf + (data_addr - low), p->data, p->data_len);
-		rv_prog_relocate(p, buf + (data_addr - low), data_addr);
-	}
-	memcpy(buf + (mask_addr - low), &run_mask, sizeof(run_mask));
-
-	rs->data_low = low;
-	rs->data_len = len;
-	rs->ctl_addr = ctl_addr;
-	/* One block for both (freed as saved_data): one allocation less per
-	 * holder. */
-	rs->saved_data = malloc(len + rs->code_len);
-	if (!rs->saved_data) {
-		uninfect_memory(t);
-		return -ENOMEM;
-	}
-	rs->saved_code = rs->saved_data + len;
-	/* The stack below the thread's red zone is free for anyone (a signal
-	 * frame lands there too), but it is put back as it was, and so is the
-	 * code's place. Both in one call; one by one if that fails. */
-	struct iovec local[] = {{rs->saved_code, rs->code_len}, {rs->saved_data, len}};
-	struct iovec remote[] = {{(void *)(uintptr_t)rs->code_addr, rs->code_len},
-				 {(void *)(uintptr_t)low, len}};
-
-	if (rv_mem_read_at_once(t, local, remote, 2))
-		r = 0;
-	else {
-		r = rv_mem_read(t, rs->code_addr, rs->saved_code, rs->code_len);
-		if (r < 0) {
-			uninfect_memory(t);
-			return r;
-		}
-		r = rv_mem_read(t, low, rs->saved_data, len);
-	}
-	if (r == 0) {
-		r = rv_mem_write(t, low, buf, len);
-		rs->data_written = r == 0;
-	}
-	if (r < 0) {
-		uninfect_memory(t);
-		snprintf(rs->why, sizeof(rs->why),
-			 "no room for the cut on the stack of thread %d (%zu bytes)", tid, len);
-		return r == -EFAULT ? -ENOSPC : r;
-	}
-	rs->code_written = true;
-	r = rv_mem_poke_text(t, rs->code_addr, code, rs->code_len);
-	if (r < 0) {
-		uninfect_memory(t);
-		snprintf(rs->why, sizeof(rs->why), "cannot write the cut's code: %s", strerror(-r));
-		return r;
-	}
-	rs->entry_sp = stack_top - 8;
-	rs->run_mask = run_mask;
-	rs->prepared = true;
-	rv_fault("prepared");
-	return 0;
-}
-
-/* The registers that enter the stub, then the mask. From the registers on,
- * the thread can go home by itself. */
-static int enter(struct rv_tracee *t)
-{
-	struct rv_run_state *rs = &t->run;
-	pid_t tid = t->inj->tid;
-	struct rv_regs regs = t->saved;
-	int r;
-
-	rv_sib_enter(t);
-	rv_fault("siblings-entered");
-	rv_arch_enter_stub(&regs, rs->code_addr, rs->entry_sp, rs->ctl_addr);
-	r = rv_arch_set_regs(tid, &regs);
-	if (r < 0) {
-		rv_sib_cure(t);
-		uninfect_memory(t);
-		rs->prepared = false;
-		return r;
-	}
-	rs->entered = true;
-	rs->prepared = false;
-	rv_fault("entered");
-	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(rs->run_mask), &rs->run_mask) < 0) {
-		r = negative_errno();
-		rv_run_cure(t);
-		return r;
-	}
-	rv_fault("masked");
-	return 0;
-}
-
-/* ---- cure ------------------------------------------------------------------ */
-
-int rv_run_cure(struct rv_tracee *t)
-{
-	struct rv_run_state *rs = &t->run;
-	pid_t tid = t->inj->tid;
-	struct rv_regs regs;
-	int r = 0, q;
-
-	if (!rs->entered) {
-		uninfect_memory(t);
-		rs->prepared = false;
-		return 0;
-	}
-	if (t->where != AT_SIGNAL_STOP)
-		return -EBUSY;
-	/* The mask first: if we die before the registers, the thread is still
-	 * in the stub, which takes it home with the frame. */
-	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(t->sigmask), &t->sigmask) < 0)
-		r = negative_errno();
-	rv_fault("cure-mask");
-	regs = t->saved;
-	if (t->rseq_abort)
-		rv_arch_set_ip(&regs, t->rseq_abort_ip);
-	q = rv_arch_set_regs(tid, &regs);
-	if (q < 0) {
-		/* Still in the stub: it must finish by itself. */
-		t->broken = q;
-		return q;
-	}
-	rs->entered = false;
-	rv_fault("cured");
-	/* The siblings after it: the program is over or never ran, so one we
-	 * leave behind by dying here finds its word set, or goes home after
-	 * its bounded wait. */
-	rv_sib_cure(t);
-	uninfect_memory(t);
-	return r;
-}
 
 /* ---- the run phase ---------------------------------------------------- */
 
@@ -523,7 +134,7 @@ static int reenter(struct rv_tracee *t)
 	rs->entered = false;
 	rv_fault("reentered");
 	rv_sib_cure(t);
-	uninfect_memory(t);
+	rv_run_uninfect(t);
 	done(t);
 	return 0;
 }
@@ -611,43 +222,6 @@ const struct rv_prog *rv_tracee_prog(const struct rv_tracee *t)
 	return t ? t->run.prog : NULL;
 }
 
-/* Prepare (infect) T's program; with another thread of the holder when the
- * first has no room on its stack (they share descriptors and memory). */
-static int prepare(struct rv_tracee *t)
-{
-	struct rv_run_state *rs = &t->run;
-	int r;
-
-	rs->why[0] = '\0';
-	if (t->broken)
-		return t->broken;
-	if (!t->inj || t->inj->gone)
-		return -ESRCH;
-	rs->prog->done = false;
-	rs->prog->failed = -1;
-	r = infect(t);
-	for (size_t i = 0; r == -ENOSPC && i < t->n; i++) {
-		struct rv_thread *th = &t->threads[i], *was = t->inj;
-		struct rv_regs saved = t->saved;
-		uint64_t mask = t->sigmask;
-		bool compat = t->compat;
-
-		if (th == was || th->gone || !th->stopped)
-			continue;
-		if (rv_run_pick(t, th) < 0 || (r = infect(t)) == -ENOSPC) {
-			/* back to the first choice for the message and the release */
-			t->inj = was;
-			t->saved = saved;
-			t->sigmask = mask;
-			t->compat = compat;
-			t->in_syscall = rv_arch_syscall_nr(&saved) >= 0;
-			check_rseq(t);
-			r = -ENOSPC;
-		}
-	}
-	return r;
-}
-
 static int run_start(struct rv_tracee *t)
 {
 	struct rv_run_state *rs = &t->run;
@@ -660,11 +234,11 @@ static int run_start(struct rv_tracee *t)
 	if (!rs->prog)
 		return 0;
 	if (!rs->prepared) {
-		r = prepare(t);
+		r = rv_run_prepare(t);
 		if (r < 0)
 			return r;
 	}
-	r = enter(t);
+	r = rv_run_enter(t);
 	if (r < 0)
 		return r;
 	return resume(t, 0);
@@ -795,7 +369,7 @@ int rv_tracees_prepare(struct rv_tracee **ts, struct rv_prog **progs, size_t n, 
 
 		if (ts[i] && progs[i]) {
 			ts[i]->run.prog = progs[i];
-			r = prepare(ts[i]);
+			r = rv_run_prepare(ts[i]);
 			if (r < 0)
 				ts[i]->run.prog = NULL;
 		}
@@ -810,7 +384,7 @@ void rv_tracees_unprepare(struct rv_tracee **ts, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (!ts[i] || !ts[i]->run.prepared)
 			continue;
-		uninfect_memory(ts[i]);
+		rv_run_uninfect(ts[i]);
 		ts[i]->run.prepared = false;
 		ts[i]->run.prog = NULL;
 	}

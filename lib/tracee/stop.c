@@ -710,6 +710,12 @@ int rv_tracee_stop(pid_t pid, int pidfd, uint64_t deadline_ns, struct rv_tracee 
 	return 0;
 }
 
+void rv_tracee_extend_deadline(struct rv_tracee *t, uint64_t deadline_ns)
+{
+	if (t && t->deadline_ns < deadline_ns)
+		t->deadline_ns = deadline_ns;
+}
+
 uint64_t rv_tracee_stopped_ns(const struct rv_tracee *t)
 {
 	if (!t || !t->stop_start_ns)

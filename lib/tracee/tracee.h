@@ -215,7 +215,7 @@ int rv_mem_poke_text(struct rv_tracee *t, uint64_t addr, const void *buf, size_t
  * padding after the vDSO image), all zero or already our stub. -ENOSPC. */
 int rv_place_code(struct rv_tracee *t, size_t len, uint64_t *ret_addr);
 /* The syscall numbers of OPS (native ones) in T's ABI: -EOPNOTSUPP for a
- * call the compat ABI has not with the same arguments (run.c). */
+ * call the compat ABI has not with the same arguments (pick.c). */
 int rv_run_abi_ops(const struct rv_tracee *t, struct rv_op *ops, size_t n);
 /* The signals the stub may stop with, in order, and which of them the
  * kernel ignores by default (stub-abi.h). */
@@ -258,10 +258,29 @@ void rv_fault(const char *point);
 
 extern const struct rv_phase rv_phase_run;
 extern const struct rv_phase rv_phase_release;
+/* ---- infect.c ---------------------------------------------------------- */
+
+/* Everything T's program needs in the holder's memory, nothing runs it yet:
+ * 0, or -errno with nothing changed in the holder (rs->why says why). */
+int rv_run_infect(struct rv_tracee *t);
+/* Undo what rv_run_infect() wrote so far. */
+void rv_run_uninfect(struct rv_tracee *t);
+/* rv_run_infect() of T's program; with another thread of the holder when
+ * the first has no room on its stack. */
+int rv_run_prepare(struct rv_tracee *t);
+/* The registers that enter the stub, then the mask: from the registers on,
+ * the thread can go home by itself. */
+int rv_run_enter(struct rv_tracee *t);
 /* Restore the injecting thread at once (registers, mask, memory) when it is
  * at a stop: used on every path that gives up on a program. */
 int rv_run_cure(struct rv_tracee *t);
+
+/* ---- pick.c ------------------------------------------------------------- */
+
 /* Make TH the thread that runs programs: its registers, signal mask, rseq. */
 int rv_run_pick(struct rv_tracee *t, struct rv_thread *th);
+/* Whether the saved ip is inside an rseq critical section (then the thread
+ * goes back to its abort_ip). */
+void rv_run_check_rseq(struct rv_tracee *t);
 
 #endif

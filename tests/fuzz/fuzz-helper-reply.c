@@ -3,7 +3,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "helper-proto.h"
+#include "helper/proto.h"
 
 FUZZ_TARGET(text, len)
 {

@@ -3,12 +3,13 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "helper-proto.h"
+#include "helper/proto.h"
 
 FUZZ_TARGET(text, len)
 {
 	struct rv_helper_req req;
-	uint8_t again[RV_HELPER_REQ_SIZE];
+	uint8_t again[RV_HELPER_REQ_MAX];
+	size_t n;
 	int r;
 
 	memset(&req, FUZZ_CANARY, sizeof(req));
@@ -23,7 +24,11 @@ FUZZ_TARGET(text, len)
 	FUZZ_ASSERT(req.keep == RV_HELPER_KEEP_NONE || req.keep < req.nfds, "keep %u of %u",
 		    req.keep, req.nfds);
 	/* Only one spelling of a request is taken: the one the client writes. */
-	rv_helper_encode_request(&req, again);
-	FUZZ_ASSERT(len == sizeof(again) && memcmp(again, text, len) == 0,
+	FUZZ_ASSERT(req.npids <= RV_SELECT_MAX && req.nuids <= RV_SELECT_MAX &&
+			strlen(req.cgroup) <= RV_HELPER_MAX_CGROUP,
+		    "selection of %u pids, %u uids, %zu bytes", req.npids, req.nuids,
+		    strlen(req.cgroup));
+	n = rv_helper_encode_request(&req, again);
+	FUZZ_ASSERT(len == n && memcmp(again, text, len) == 0,
 		    "accepted bytes that do not encode back to themselves");
 }

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What a cut did, as /proc shows it: a reference of a holder whose program
+ * outlived its wait, and the caller's own descriptors (a dead one left by an
+ * earlier revoke).
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/io_uring.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "cut/cut.h"
+
+/* Whether REF of PID is cut, as /proc shows it now: a descriptor or a
+ * mapping of the dead file, a cwd or root that left the target. */
+static bool ref_is_cut(pid_t pid, const struct revoke_ref *ref)
+{
+	static const char dead[] = "/memfd:" RV_DEAD_NAME " (deleted)";
+	char path[96], buf[sizeof(dead) + 1];
+	ssize_t n;
+
+	switch (ref->type) {
+	case REVOKE_REF_FD:
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, ref->fd);
+		n = readlink(path, buf, sizeof(buf));
+		return n == (ssize_t)sizeof(dead) - 1 && memcmp(buf, dead, (size_t)n) == 0;
+	case REVOKE_REF_MAP: {
+		char line[512];
+		bool cut = false;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+		f = fopen(path, "re");
+		if (!f)
+			return false;
+		while (!cut && fgets(line, sizeof(line), f)) {
+			struct rv_maps_entry e;
+
+			line[strcspn(line, "\n")] = 0;
+			cut = rv_parse_maps_line(line, &e) == 0 && e.start == ref->start &&
+			      e.path && strcmp(e.path, dead) == 0;
+		}
+		fclose(f);
+		return cut;
+	}
+	default:
+		return false; /* nothing in /proc tells */
+	}
+}
+
+size_t rv_cut_verify(struct rv_holder *h, uint64_t deadline)
+{
+	size_t left;
+
+	for (unsigned int n = 0;;) {
+		left = 0;
+		for (size_t i = 0; i < h->pub.nrefs; i++) {
+			struct revoke_ref *ref = &h->pub.refs[i];
+
+			if (ref->state != REVOKE_STATE_FAILED || ref->error != ETIMEDOUT)
+				continue;
+			if (ref_is_cut(h->pub.pid, ref)) {
+				ref->state = REVOKE_STATE_CUT;
+				ref->error = 0;
+			} else
+				left++;
+		}
+		if (!left || !rv_ptrace_backoff(&n, deadline))
+			return left;
+	}
+}
+
+bool rv_is_dead_fd(int fd)
+{
+	static const char want[] = "/memfd:" RV_DEAD_NAME " (deleted)";
+	char link[64], buf[sizeof(want) + 1];
+	struct statx stx;
+	ssize_t n;
+
+	/* DONT_SYNC: FD may be a file of a FUSE server that does not answer. */
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_NLINK | STATX_SIZE,
+		  &stx) < 0 ||
+	    !S_ISREG(stx.stx_mode) || stx.stx_nlink != 0 || stx.stx_size != 0)
+		return false;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, sizeof(buf));
+	return n == (ssize_t)sizeof(want) - 1 && memcmp(buf, want, (size_t)n) == 0;
+}

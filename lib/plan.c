@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The plan of one call, in the worker thread: lock -> resolve -> permission
+ * -> scan -> (freeze -> classify -> cut | native) -> after -> report.
+ *
+ * All or nothing: until the point of no return nothing has been changed, so
+ * any holder that cannot be stopped, any reference this engine cannot reach,
+ * any process that may hold a target but cannot be looked at, and any holder
+ * whose program cannot be placed make the call fail with EBUSY and release
+ * everyone untouched (unless REVOKE_BEST_EFFORT asked to cut the rest).
+ */
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/kcmp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <termios.h>
+
+#include "budget.h"
+#include "discover/proc.h"
+#include "kinds/target.h"
+#include "run.h"
+
+static int summarise(const struct rv_holder *h)
+{
+	static const int worst_first[] = {REVOKE_STATE_FAILED,	REVOKE_STATE_UNREACHABLE,
+					  REVOKE_STATE_SKIPPED, REVOKE_STATE_FOUND,
+					  REVOKE_STATE_CUT,	REVOKE_STATE_KEPT};
+
+	if (h->uninspected)
+		return REVOKE_STATE_UNINSPECTED;
+	for (size_t s = 0; s < ARRAY_SIZE(worst_first); s++)
+		for (size_t i = 0; i < h->pub.nrefs; i++)
+			if (h->pub.refs[i].state == worst_first[s])
+				return worst_first[s];
+	return h->pub.error ? REVOKE_STATE_FAILED : REVOKE_STATE_CUT;
+}
+
+static int cmp_holder_pid(const void *a, const void *b)
+{
+	const struct revoke_holder *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+int rv_plan_report(struct rv_run *run, int error, struct revoke_report **ret)
+{
+	struct revoke_report *rep;
+	size_t n = 0;
+
+	if (run->others.n && rv_holders_merge(&run->holders, &run->others) < 0)
+		return -ENOMEM;
+	rep = rv_report_new(run->ntargets, run->holders.n);
+	if (!rep)
+		return -ENOMEM;
+	rep->ntargets = run->ntargets;
+	for (size_t t = 0; t < run->ntargets; t++) {
+		rep->targets[t] = (struct revoke_target){
+		    .path = TAKE_PTR(run->targets[t].path),
+		    .dev = run->targets[t].dev,
+		    .ino = run->targets[t].ino,
+		    .mode = run->targets[t].mode,
+		    .uid = run->targets[t].uid,
+		};
+	}
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+
+		/* Holders that exited or dropped the file in the meantime. */
+		if (h->pub.nrefs == 0 && !h->pub.error && !h->uninspected)
+			continue;
+		h->pub.state = summarise(h);
+		if (h->uninspected) {
+			h->pub.error = EACCES;
+			rep->nuninspected++;
+		}
+		rep->holders[n++] = h->pub;
+		h->pub.refs = NULL;
+		h->pub.nrefs = 0;
+	}
+	rep->nholders = n;
+	/* Holders found by a rescan were appended. */
+	if (n > 1)
+		qsort(rep->holders, n, sizeof(*rep->holders), cmp_holder_pid);
+	for (size_t i = 0; i < n; i++) {
+		struct rv_proc_status st;
+
+		/* Read now, not at scan time: BPF discovery reads no status. A
+		 * holder gone meanwhile has none (0). */
+		if (rep->holders[i].pid > 0 && rv_proc_status_of(rep->holders[i].pid, &st) == 0)
+			rep->holder_nspids[i] = st.nspid_inner;
+	}
+	rep->engine = run->engine;
+	rep->discovery = run->discovery;
+	rep->error = error < 0 ? -error : 0;
+	rep->elapsed_ns = rv_now_ns() - run->budget.start_ns;
+	rep->max_stopped_ns = run->max_stopped_ns;
+	rep->timeout_ns = run->budget.timeout_ns;
+	rep->nunmounted = run->nunmounted;
+	if (error < 0) {
+		rep->failed_phase = run->failed_phase;
+		rep->failed_pid = run->failed_pid;
+		memcpy(rep->failed_detail, run->failed_detail, sizeof(rep->failed_detail));
+	}
+	*ret = rep;
+	return 0;
+}
+
+/* Copies of a mount in other namespaces: the kernel's forced unmount takes
+ * only the mount it is given; the userspace engine cuts those too. */
+static bool any_foreign(const struct rv_run *run)
+{
+	for (size_t t = 0; t < run->ntargets; t++)
+		if (run->targets[t].foreign)
+			return true;
+	return false;
+}
+
+static bool native_wanted(const struct rv_request *req)
+{
+	const char *env = getenv("REVOKE_ENGINE");
+
+	if (req->flags & (REVOKE_LIST_ONLY | REVOKE_ENGINE_USERSPACE | REVOKE_MOUNT))
+		return false;
+	/* revoke(2) revokes from everyone: a selection is the userspace
+	 * engine's (decided here, before anything is touched). */
+	if (rv_request_selects(req))
+		return false;
+	if (env && strcmp(env, "ptrace") == 0 && !(req->flags & REVOKE_ENGINE_NATIVE))
+		return false;
+	return true;
+}
+
+/* One userspace revoke (or unmount) at a time per user (lock.c). */
+static int take_lock(struct rv_run *run)
+{
+	uint64_t waited = 0;
+	pid_t owner = 0;
+
+	rv_run_phase(run, RV_PH_LOCK, 0);
+	run->lock_fd = rv_engine_lock(run->requester, rv_budget_deadline(&run->budget, RV_PH_LOCK),
+				      &owner, &waited);
+	if (run->lock_fd == -ETIMEDOUT) {
+		struct rv_proc_status st;
+		char detail[128];
+
+		run->lock_fd = -1;
+		/* Whose and how long, as it was: the bound is the lock's share
+		 * of the timeout, not the timeout. */
+		if (owner > 0 && rv_proc_status_of(owner, &st) == 0)
+			snprintf(detail, sizeof(detail),
+				 "%.1f s for another revoke by uid %u (pid %d)",
+				 (double)waited / 1e9, (unsigned)st.ruid, (int)owner);
+		else
+			snprintf(detail, sizeof(detail), "%.1f s for another revoke",
+				 (double)waited / 1e9);
+		rv_run_fail(run, RV_PH_LOCK, owner, detail);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/* Whether a holder has what revoke(2) does not reach: its cwd or root on a
+ * target (not a mount: revoke(2) revokes open files, and these are none), or
+ * a device target through another node of it (an alias). */
+static bool needs_userspace(const struct rv_run *run)
+{
+	for (size_t i = 0; i < run->holders.n; i++) {
+		if (run->holders.v[i].alias)
+			return true;
+		for (size_t j = 0; j < run->holders.v[i].pub.nrefs; j++) {
+			const struct revoke_ref *ref = &run->holders.v[i].pub.refs[j];
+
+			if (ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Before anything is looked at: a revoke by the same user that holds the
+ * lock is stopping and cutting, and what it does is over when we look. */
+static int lock_and_reopen(struct rv_run *run)
+{
+	const struct rv_request *req = &run->req;
+	int r = take_lock(run);
+
+	if (r < 0)
+		return r;
+	/* That revoke may have cut our own O_PATH descriptors (we held its
+	 * target): look the paths up again, same inodes only. */
+	for (size_t t = 0; req->paths && t < run->ntargets; t++)
+		if (rv_is_dead_fd(run->targets[t].path_fd)) {
+			r = rv_target_reopen(req, &run->targets[t]);
+			if (r < 0)
+				return r;
+		}
+	/* Our own descriptors of the targets are no holders'. */
+	free(run->ignore_fds);
+	run->ignore_fds = calloc(run->ntargets, sizeof(int));
+	if (!run->ignore_fds)
+		return -ENOMEM;
+	for (size_t t = 0; t < run->ntargets; t++)
+		run->ignore_fds[t] = run->targets[t].path_fd;
+	return 0;
+}
+
+/* The scan: who holds what. */
+static int scan_holders(struct rv_run *run, bool ptrace_cut)
+{
+	struct rv_scan_opts so;
+	int r;
+
+	rv_run_phase(run, RV_PH_SCAN, 0);
+	rv_run_scan_opts(run, RV_PH_SCAN, &so);
+	/* The ptrace engine reads every stopped holder again before cutting:
+	 * the first scan only needs to say who holds what. */
+	if (ptrace_cut)
+		so.flags |= RV_SCAN_NO_FDINFO;
+	r = rv_scan(run->targets, run->ntargets, &so, &run->holders);
+	if (r == -ETIMEDOUT)
+		rv_run_fail(run, RV_PH_SCAN, 0, "");
+	if (r < 0)
+		return r;
+	run->discovery = r;
+	rv_select_filter(&run->select, &run->holders, 0);
+	rv_drop_revoke_calls(run, 0);
+	return rv_run_abandoned(run) ? -ECANCELED : 0;
+}
+
+/* The whole call, in the worker thread. Returns 0 or -errno; sets
+ * run->report when the targets were resolved. */
+int rv_plan(struct rv_run *run)
+{
+	const struct rv_request *req = &run->req;
+	const struct rv_guard guard = {&run->mu, &run->gone};
+	bool list = req->flags & REVOKE_LIST_ONLY, native;
+	int r;
+
+	/* First of all: frevoke's descriptor means what it means now, before
+	 * this library opens anything that could take a freed number. */
+	/* Two unmounts of one mount: the one that resolves its mount point
+	 * while the other cuts and unmounts would hold it (an O_PATH descriptor
+	 * of its root, or one in flight from the lookup), and make it fail.
+	 * Mount points are resolved under the lock: the second finds no mount. */
+	if ((req->flags & REVOKE_MOUNT) && !list) {
+		r = take_lock(run);
+		if (r < 0)
+			return r;
+	}
+	rv_run_phase(run, RV_PH_RESOLVE, 0);
+	if (req->ns_pid) {
+		r = rv_ns_open(req->ns_pid, &run->req.ns_root_fd, &run->req.ns_cwd_fd);
+		if (r < 0)
+			return r;
+	}
+	if (req->flags & REVOKE_MOUNT)
+		r = rv_mounts_resolve(req, &guard, &run->targets, &run->ntargets);
+	else
+		r = rv_targets_resolve(req, &guard, &run->targets, &run->ntargets);
+	if (r == -ETIMEDOUT)
+		rv_run_fail(run, RV_PH_RESOLVE, 0, "");
+	if (r < 0)
+		return r;
+	if (run->calls_fd < 0 && req->fd >= 0)
+		run->calls_fd = rv_calls_register();
+	/* After the lookup errors, before anything else: the selection's own
+	 * (no such cgroup, not a cgroup2 directory). */
+	r = rv_select_init(req, &run->select);
+	if (r < 0) {
+		char detail[128];
+
+		snprintf(detail, sizeof(detail), "--cgroup %.64s: %s",
+			 req->cgroup ? req->cgroup : "",
+			 r == -ENOENT	 ? "no such cgroup"
+			 : r == -EINVAL	 ? "not a directory of a cgroup2 file system"
+			 : r == -ENOTDIR ? "not a directory"
+					 : strerror(-r));
+		if (req->cgroup)
+			rv_run_fail(run, RV_PH_RESOLVE, 0, detail);
+		return r;
+	}
+	if (req->flags & REVOKE_MOUNT)
+		native = (req->flags & REVOKE_UMOUNT) && !list &&
+			 !(req->flags & REVOKE_ENGINE_USERSPACE) && rv_native_umount_available() &&
+			 !any_foreign(run);
+	else
+		native = native_wanted(req) && rv_native_available();
+	if ((req->flags & REVOKE_ENGINE_NATIVE) && !native)
+		/* after the lookup errors, as the syscall would */
+		return rv_request_selects(req) ? -EOPNOTSUPP : -ENOSYS;
+	if (req->flags & REVOKE_MOUNT)
+		/* Whose files are on a mount is no one's question: cutting
+		 * them all is the unmounter's privilege. Listing is anyone's. */
+		r = list || rv_has_cap(CAP_SYS_ADMIN) ? 0 : -EPERM;
+	else if (req->for_client)
+		r = rv_targets_check_owner(run->targets, run->ntargets, req->client_uid);
+	else
+		r = rv_targets_check_permission(run->targets, run->ntargets);
+	if (r < 0) {
+		rv_targets_free(run->targets, run->ntargets);
+		run->targets = NULL;
+		run->ntargets = 0;
+		return r;
+	}
+	if (!list && !native && run->lock_fd < 0) {
+		r = lock_and_reopen(run);
+		if (r < 0)
+			return r;
+	}
+	if (!run->ignore_fds) {
+		run->ignore_fds = calloc(run->ntargets, sizeof(int));
+		if (!run->ignore_fds)
+			return -ENOMEM;
+		for (size_t t = 0; t < run->ntargets; t++)
+			run->ignore_fds[t] = run->targets[t].path_fd;
+	}
+
+	if ((req->flags & REVOKE_UMOUNT) && !list && !native) {
+		/* Before anything is cut: what was acknowledged is on disk. */
+		rv_run_phase(run, RV_PH_SYNC, 0);
+		r = rv_mounts_sync(run->targets, run->ntargets,
+				   rv_budget_deadline(&run->budget, RV_PH_SYNC));
+		if (r < 0) {
+			rv_run_fail(run, RV_PH_SYNC, 0, "");
+			return r;
+		}
+	}
+
+	r = scan_holders(run, !native && !list);
+	if (r < 0)
+		return r;
+	if (native && !(req->flags & (REVOKE_ENGINE_NATIVE | REVOKE_MOUNT)) && needs_userspace(run)) {
+		/* Only the userspace engine moves a cwd or root (to the dead
+		 * directory) and cuts a device's other nodes. Nothing was
+		 * changed yet: it takes the call over, from the lock on, with a
+		 * scan of its own. */
+		native = false;
+		r = lock_and_reopen(run);
+		if (r < 0)
+			return r;
+		rv_holders_free(&run->holders);
+		r = scan_holders(run, true);
+		if (r < 0)
+			return r;
+	}
+
+	if (req->flags & REVOKE_MOUNT) {
+		r = rv_mounts_other_users(run->targets, run->ntargets, &run->others);
+		if (r < 0)
+			return r;
+	}
+	/* A dry run of an unmount: would it go ahead? Everything must be
+	 * cuttable and nothing else may hold it. */
+	if (list && (req->flags & REVOKE_UMOUNT))
+		return rv_classify_all(run, false) ||
+			       (rv_run_uninspected(run) && !(req->flags & REVOKE_BEST_EFFORT))
+			   ? -EBUSY
+			   : 0;
+	/* A listing that could not look everywhere is no proof that nobody
+	 * holds the file. */
+	if (list)
+		return rv_run_uninspected(run) && !(req->flags & REVOKE_BEST_EFFORT) ? -EBUSY : 0;
+	if (native && (req->flags & REVOKE_MOUNT))
+		return rv_run_native_umount(run);
+	if (native)
+		return rv_run_native(run);
+	return rv_run_ptrace(run);
+}
