@@ -337,7 +337,8 @@ int rv_plan(struct rv_run *run)
 	r = scan_holders(run, !native && !list);
 	if (r < 0)
 		return r;
-	if (native && !(req->flags & (REVOKE_ENGINE_NATIVE | REVOKE_MOUNT)) && needs_userspace(run)) {
+	if (native && !(req->flags & (REVOKE_ENGINE_NATIVE | REVOKE_MOUNT)) &&
+	    needs_userspace(run)) {
 		/* Only the userspace engine moves a cwd or root (to the dead
 		 * directory) and cuts a device's other nodes. Nothing was
 		 * changed yet: it takes the call over, from the lock on, with a
