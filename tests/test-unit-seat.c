@@ -199,7 +199,46 @@ static void test_reply(void)
 	CHECK(cut_error_parse("held 1 0", 8, &e) == -EBADMSG, "held as error");
 }
 
+static void test_all(void)
+{
+	static struct cut_all_result r, back;
+	static struct cut_request q, qb;
+	static char buf[CUT_MSG_MAX];
+	int n;
+
+	q = (struct cut_request){.all = true, .uid = 1000, .timeout_ms = 5000, .ndevs = 2};
+	snprintf(q.devs[0], CUT_DEV_MAX, "/dev/snd/controlC0");
+	snprintf(q.devs[1], CUT_DEV_MAX, "/dev/video0");
+	n = cut_request_format(&q, buf, sizeof(buf));
+	CHECK(n > 0 && strcmp(buf, "cutall 1000 5000 0 /dev/snd/controlC0 /dev/video0") == 0,
+	      "'%s'", buf);
+	CHECK(cut_request_parse(buf, (size_t)n, &qb) == 0 && qb.all && !qb.list && qb.ndevs == 2,
+	      "cutall did not parse back");
+	CHECK(cut_request_parse("cutall 1000 5000 0", 18, &qb) == -EBADMSG, "cutall of nothing");
+
+	r = (struct cut_all_result){.error = 0, .elapsed_us = 777, .n = 3};
+	r.dev[0] = (struct cut_dev_result){.holders = 2, .refs = 3};
+	snprintf(r.dev[0].pids, sizeof(r.dev[0].pids), "pid 1 (a), pid 2 (b c)");
+	r.dev[2] = (struct cut_dev_result){.holders = 1, .refs = 1};
+	snprintf(r.dev[2].pids, sizeof(r.dev[2].pids), "pid 3 (x\ny)");
+	n = cut_all_format(&r, buf, sizeof(buf));
+	CHECK(n > 0 && cut_all_parse(buf, (size_t)n, 3, &back) == 0, "'%s' did not parse", buf);
+	CHECK(back.n == 3 && back.elapsed_us == 777 && back.dev[0].holders == 2 &&
+		  back.dev[0].refs == 3 &&
+		  strcmp(back.dev[0].pids, "pid 1 (a), pid 2 (b c)") == 0 &&
+		  back.dev[1].holders == 0 && back.dev[1].pids[0] == 0 &&
+		  back.dev[2].holders == 1 && strcmp(back.dev[2].pids, "pid 3 (x y)") == 0,
+	      "came back as %zu devices: %u '%s' / %u / %u '%s'", back.n, back.dev[0].holders,
+	      back.dev[0].pids, back.dev[1].holders, back.dev[2].holders, back.dev[2].pids);
+	CHECK(cut_all_parse(buf, (size_t)n, 2, &back) == -EBADMSG, "parsed for 2 devices of 3");
+	CHECK(cut_all_parse("results 0 5 1\n1 1\n", 18, 1, &back) == -EBADMSG,
+	      "a device line without its pids");
+	CHECK(cut_all_parse("results 16 5 0\nbusy", 19, 0, &back) == 0 && back.error == 16 &&
+		  strcmp(back.why, "busy") == 0,
+	      "a failure with no device lines");
+}
+
 TEST_MAIN("unit-seat", {"defaults", test_defaults, 10}, {"keys", test_keys, 10},
 	  {"problems", test_problems, 10}, {"long_line", test_long_line, 10},
 	  {"request", test_request, 10}, {"request_bad", test_request_bad, 10},
-	  {"reply", test_reply, 10})
+	  {"reply", test_reply, 10}, {"all", test_all, 10})

@@ -146,3 +146,53 @@ void cut_device(uid_t uid, unsigned int timeout_ms, bool dry_run, const char *de
 		failure(rep, res->error, res->why, sizeof(res->why));
 	revoke_report_free(rep);
 }
+
+void cut_devices(uid_t uid, unsigned int timeout_ms, bool dry_run, const char *const *devs,
+		 size_t n, struct cut_all_result *res)
+{
+	struct revoke_opts o = opts_for(&uid, timeout_ms, dry_run ? REVOKE_LIST_ONLY : 0);
+	struct revoke_report *rep = NULL;
+	int want = dry_run ? REVOKE_STATE_FOUND : REVOKE_STATE_CUT;
+	uint64_t t0 = now_ns();
+
+	memset(res, 0, sizeof(*res));
+	res->n = n;
+	if (!cut_library_selects()) {
+		res->error = EOPNOTSUPP;
+		snprintf(res->why, sizeof(res->why),
+			 "librevoke %s cannot revoke from one user's processes (1.4 can)",
+			 revoke_version());
+		return;
+	}
+	if (revoke_ex(devs, n, &o, &rep) < 0)
+		res->error = errno;
+	res->elapsed_us = (now_ns() - t0) / 1000;
+	if (res->error) {
+		failure(rep, res->error, res->why, sizeof(res->why));
+		revoke_report_free(rep);
+		return;
+	}
+	for (size_t i = 0; rep && i < rep->nholders; i++) {
+		const struct revoke_holder *h = revoke_report_holder(rep, i);
+		bool seen[CUT_MAX_DEVS] = {false};
+
+		for (size_t k = 0; h && k < h->nrefs; k++) {
+			const struct revoke_ref *ref = revoke_report_ref(rep, h, k);
+			struct cut_dev_result *d;
+			size_t len;
+
+			if (!ref || ref->state != want || ref->target >= n)
+				continue;
+			d = &res->dev[ref->target];
+			d->refs++;
+			if (seen[ref->target])
+				continue;
+			seen[ref->target] = true;
+			d->holders++;
+			len = strlen(d->pids);
+			snprintf(d->pids + len, sizeof(d->pids) - len, "%spid %d (%s)",
+				 len ? ", " : "", (int)h->pid, h->comm);
+		}
+	}
+	revoke_report_free(rep);
+}

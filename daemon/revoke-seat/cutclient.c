@@ -110,7 +110,7 @@ int seat_list_held(uid_t uid, unsigned int timeout_ms, const struct seat_device 
 		   bool *held)
 {
 	static struct cut_request q;
-	char req[CUT_MSG_MAX], reply[CUT_MSG_MAX];
+	static char req[CUT_MSG_MAX], reply[CUT_MSG_MAX];
 	int len, r, e;
 
 	if (n > CUT_MAX_DEVS)
@@ -144,6 +144,8 @@ void seat_cut(uid_t uid, unsigned int timeout_ms, bool dry_run, const char *dev,
 	char req[CUT_MSG_MAX], reply[CUT_MSG_MAX];
 	int len, r, e;
 
+	q = (struct cut_request){
+	    .uid = uid, .timeout_ms = timeout_ms, .dry_run = dry_run, .ndevs = 1};
 	snprintf(q.devs[0], CUT_DEV_MAX, "%s", dev);
 	len = cut_request_format(&q, req, sizeof(req));
 	r = len < 0 ? len : call(req, (size_t)len, reply, sizeof(reply), timeout_ms);
@@ -158,6 +160,44 @@ void seat_cut(uid_t uid, unsigned int timeout_ms, bool dry_run, const char *dev,
 	else if (r >= 0)
 		r = -EBADMSG;
 	*res = (struct cut_result){.error = -r};
+	snprintf(res->why, sizeof(res->why), "the cutter (%s): %s", socket_path(), strerror(-r));
+}
+
+void seat_cut_all(uid_t uid, unsigned int timeout_ms, bool dry_run, const struct seat_device *devs,
+		  size_t n, struct cut_all_result *res)
+{
+	static struct cut_request q;
+	static char req[CUT_MSG_MAX], reply[CUT_MSG_MAX];
+	int len, r, e;
+
+	memset(res, 0, sizeof(*res));
+	if (n > CUT_MAX_DEVS) {
+		res->error = E2BIG;
+		snprintf(res->why, sizeof(res->why), "more than %d devices", CUT_MAX_DEVS);
+		return;
+	}
+	q = (struct cut_request){
+	    .all = true, .uid = uid, .timeout_ms = timeout_ms, .dry_run = dry_run, .ndevs = n};
+	for (size_t i = 0; i < n; i++)
+		snprintf(q.devs[i], CUT_DEV_MAX, "%s", devs[i].devnode);
+	len = cut_request_format(&q, req, sizeof(req));
+	r = len < 0 ? len : call(req, (size_t)len, reply, sizeof(reply), timeout_ms);
+	if (r < 0 && no_cutter(r)) {
+		const char *paths[CUT_MAX_DEVS];
+
+		for (size_t i = 0; i < n; i++)
+			paths[i] = devs[i].devnode;
+		cut_devices(uid, timeout_ms, dry_run, paths, n, res);
+		return;
+	}
+	if (r >= 0 && cut_error_parse(reply, (size_t)r, &e) == 0)
+		r = -e;
+	else if (r >= 0 && cut_all_parse(reply, (size_t)r, n, res) == 0)
+		return;
+	else if (r >= 0)
+		r = -EBADMSG;
+	memset(res, 0, sizeof(*res));
+	res->error = -r;
 	snprintf(res->why, sizeof(res->why), "the cutter (%s): %s", socket_path(), strerror(-r));
 }
 

@@ -6,6 +6,9 @@
  *   cut UID TIMEOUT_MS DRY DEV     -> result ERRNO HOLDERS REFS ELAPSED_US
  *                                     PIDS
  *                                     WHY
+ *   cutall UID TIMEOUT_MS DRY DEV... -> results ERRNO ELAPSED_US N
+ *                                     HOLDERS REFS PIDS   (one line per DEV)
+ *                                     WHY
  * or "error ERRNO" for a request the cutter refuses. Devices are paths
  * under /dev/ without white space or "..". Parsers are strict (the numbers
  * checked, nothing left over) and pure.
@@ -53,13 +56,16 @@ int cut_request_format(const struct cut_request *q, char *buf, size_t size)
 
 	if (q->list)
 		n = snprintf(buf, size, "list %u %u", (unsigned)q->uid, q->timeout_ms);
+	else if (q->all)
+		n = snprintf(buf, size, "cutall %u %u %d", (unsigned)q->uid, q->timeout_ms,
+			     (int)q->dry_run);
 	else
 		n = snprintf(buf, size, "cut %u %u %d", (unsigned)q->uid, q->timeout_ms,
 			     (int)q->dry_run);
 	if (n < 0 || (size_t)n >= size)
 		return -E2BIG;
 	len = (size_t)n;
-	if (!q->ndevs || q->ndevs > CUT_MAX_DEVS || (!q->list && q->ndevs != 1))
+	if (!q->ndevs || q->ndevs > CUT_MAX_DEVS || (!q->list && !q->all && q->ndevs != 1))
 		return -EINVAL;
 	for (size_t i = 0; i < q->ndevs; i++) {
 		if (!cut_dev_valid(q->devs[i]))
@@ -74,8 +80,9 @@ int cut_request_format(const struct cut_request *q, char *buf, size_t size)
 
 int cut_request_parse(const char *msg, size_t len, struct cut_request *ret)
 {
-	char buf[CUT_MSG_MAX + 1], *save = NULL, *w[4 + CUT_MAX_DEVS];
-	struct cut_request q = {0};
+	static char buf[CUT_MSG_MAX + 1];
+	static struct cut_request q;
+	char *save = NULL, *w[4 + CUT_MAX_DEVS];
 	uint64_t v;
 	size_t nw = 0, first;
 
@@ -83,6 +90,7 @@ int cut_request_parse(const char *msg, size_t len, struct cut_request *ret)
 		return -EBADMSG;
 	memcpy(buf, msg, len);
 	buf[len] = 0;
+	memset(&q, 0, sizeof(q));
 	for (char *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
 		if (nw == sizeof(w) / sizeof(w[0]))
 			return -EBADMSG;
@@ -92,6 +100,8 @@ int cut_request_parse(const char *msg, size_t len, struct cut_request *ret)
 		return -EBADMSG;
 	if (strcmp(w[0], "list") == 0)
 		q.list = true;
+	else if (strcmp(w[0], "cutall") == 0)
+		q.all = true;
 	else if (strcmp(w[0], "cut") != 0)
 		return -EBADMSG;
 	if (parse_u64(w[1], (uid_t)-2, &v) < 0)
@@ -102,7 +112,7 @@ int cut_request_parse(const char *msg, size_t len, struct cut_request *ret)
 	q.timeout_ms = (unsigned int)v;
 	first = 3;
 	if (!q.list) {
-		if (nw != 5 || parse_u64(w[3], 1, &v) < 0)
+		if ((q.all ? nw < 5 : nw != 5) || parse_u64(w[3], 1, &v) < 0)
 			return -EBADMSG;
 		q.dry_run = v;
 		first = 4;
@@ -139,7 +149,8 @@ int cut_reply_format(const struct cut_result *r, char *buf, size_t size)
 
 int cut_reply_parse(const char *msg, size_t len, struct cut_result *ret)
 {
-	char buf[CUT_MSG_MAX + 1], *l1, *l2, *l3, *save = NULL, *w[5];
+	static char buf[CUT_MSG_MAX + 1];
+	char *l1, *l2, *l3, *save = NULL, *w[5];
 	struct cut_result r = {0};
 	uint64_t v;
 	size_t nw = 0;
@@ -177,6 +188,108 @@ int cut_reply_parse(const char *msg, size_t len, struct cut_result *ret)
 		return -EBADMSG;
 	snprintf(r.pids, sizeof(r.pids), "%s", l2);
 	snprintf(r.why, sizeof(r.why), "%s", l3);
+	*ret = r;
+	return 0;
+}
+
+/* A line's worth of TEXT: no newline inside. */
+static void one_line(char *dst, size_t size, const char *text)
+{
+	snprintf(dst, size, "%s", text);
+	for (char *p = dst; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+}
+
+int cut_all_format(const struct cut_all_result *r, char *buf, size_t size)
+{
+	char line[600];
+	size_t len;
+	int n;
+
+	n = snprintf(buf, size, "results %d %" PRIu64 " %zu\n", r->error, r->elapsed_us, r->n);
+	if (n < 0 || (size_t)n >= size || r->n > CUT_MAX_DEVS)
+		return -E2BIG;
+	len = (size_t)n;
+	for (size_t i = 0; i < r->n; i++) {
+		one_line(line, sizeof(line), r->dev[i].pids);
+		n = snprintf(buf + len, size - len, "%u %u %s\n", r->dev[i].holders, r->dev[i].refs,
+			     line);
+		if (n < 0 || (size_t)n >= size - len)
+			return -E2BIG;
+		len += (size_t)n;
+	}
+	one_line(line, sizeof(line), r->why);
+	n = snprintf(buf + len, size - len, "%s", line);
+	if (n < 0 || (size_t)n >= size - len)
+		return -E2BIG;
+	return (int)(len + (size_t)n);
+}
+
+/* Splits "A B rest" into two numbers and the rest. */
+static int two_and_rest(char *line, uint64_t *a, uint64_t *b, char **rest)
+{
+	char *s1 = strchr(line, ' '), *s2;
+
+	if (!s1)
+		return -EBADMSG;
+	*s1++ = 0;
+	s2 = strchr(s1, ' ');
+	if (!s2)
+		return -EBADMSG;
+	*s2++ = 0;
+	if (parse_u64(line, UINT_MAX, a) < 0 || parse_u64(s1, UINT_MAX, b) < 0)
+		return -EBADMSG;
+	*rest = s2;
+	return 0;
+}
+
+int cut_all_parse(const char *msg, size_t len, size_t n, struct cut_all_result *ret)
+{
+	static char buf[CUT_MSG_MAX + 1];
+	static struct cut_all_result r;
+	char *line, *next, *save = NULL, *w[5];
+	size_t nw = 0;
+	uint64_t v, a, b;
+
+	if (len == 0 || len > CUT_MSG_MAX || memchr(msg, 0, len) || n > CUT_MAX_DEVS)
+		return -EBADMSG;
+	memcpy(buf, msg, len);
+	buf[len] = 0;
+	memset(&r, 0, sizeof(r));
+	line = buf;
+	next = strchr(line, '\n');
+	if (!next)
+		return -EBADMSG;
+	*next++ = 0;
+	for (char *t = strtok_r(line, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		if (nw == 5)
+			return -EBADMSG;
+		w[nw++] = t;
+	}
+	if (nw != 4 || strcmp(w[0], "results") != 0 || parse_u64(w[1], 4095, &v) < 0)
+		return -EBADMSG;
+	r.error = (int)v;
+	if (parse_u64(w[2], UINT64_MAX, &r.elapsed_us) < 0 || parse_u64(w[3], n, &v) < 0 || v != n)
+		return -EBADMSG;
+	r.n = n;
+	for (size_t i = 0; i < n; i++) {
+		char *rest;
+
+		line = next;
+		next = strchr(line, '\n');
+		if (!next)
+			return -EBADMSG;
+		*next++ = 0;
+		if (two_and_rest(line, &a, &b, &rest) < 0 || strlen(rest) >= sizeof(r.dev[i].pids))
+			return -EBADMSG;
+		r.dev[i].holders = (unsigned int)a;
+		r.dev[i].refs = (unsigned int)b;
+		snprintf(r.dev[i].pids, sizeof(r.dev[i].pids), "%s", rest);
+	}
+	if (strchr(next, '\n') || strlen(next) >= sizeof(r.why))
+		return -EBADMSG;
+	snprintf(r.why, sizeof(r.why), "%s", next);
 	*ret = r;
 	return 0;
 }

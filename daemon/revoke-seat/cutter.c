@@ -66,6 +66,14 @@ static void serve(int c)
 			r = cut_list_held(q.uid, q.timeout_ms, devs, q.ndevs, held);
 			len = r < 0 ? snprintf(out, sizeof(out), "error %d", -r)
 				    : cut_held_format(held, q.ndevs, out, sizeof(out));
+		} else if (q.all) {
+			static struct cut_all_result all;
+			const char *devs[CUT_MAX_DEVS];
+
+			for (size_t i = 0; i < q.ndevs; i++)
+				devs[i] = q.devs[i];
+			cut_devices(q.uid, q.timeout_ms, q.dry_run, devs, q.ndevs, &all);
+			len = cut_all_format(&all, out, sizeof(out));
 		} else {
 			struct cut_result res;
 

@@ -157,27 +157,19 @@ static void drop_first(void)
 	save();
 }
 
-static void revoke_device(struct job *j, const struct seat_device *d)
+/* The journal entry of D's revocation from J's user (RES), if someone of
+ * theirs held it or it failed. */
+static void record(struct job *j, const struct seat_device *d, const struct cut_result *res)
 {
-	struct cut_result res;
-	uint64_t since;
-	unsigned int cut, refs;
-	const char *pids, *why;
-	uint64_t elapsed;
-	int error;
+	uint64_t since = now_ns() - j->since_ns, elapsed = res->elapsed_us * 1000;
+	unsigned int cut = res->holders, refs = res->refs;
+	const char *pids = res->pids, *why = res->why;
+	int error = res->error;
 
-	seat_cut(j->uid, conf->timeout_ms, dry_run, d->devnode, &res);
-	since = now_ns() - j->since_ns;
-	error = res.error;
 	if (error == ENOENT)
 		return; /* unplugged since the job started */
-	if (!error && !res.holders)
+	if (!error && !cut)
 		return; /* nobody of theirs held it */
-	cut = res.holders;
-	refs = res.refs;
-	pids = res.pids;
-	why = res.why;
-	elapsed = res.elapsed_us * 1000;
 	if (!error) {
 		j->holders += cut;
 		j->refs += refs;
@@ -220,6 +212,43 @@ static void revoke_device(struct job *j, const struct seat_device *d)
 			say(LOG_ERR, "%s: %s: not revoked from %s (uid %u): %s", j->seat,
 			    d->devnode, j->user, (unsigned)j->uid, why);
 	}
+}
+
+static void revoke_device(struct job *j, const struct seat_device *d)
+{
+	struct cut_result res;
+
+	seat_cut(j->uid, conf->timeout_ms, dry_run, d->devnode, &res);
+	record(j, d, &res);
+}
+
+/*
+ * All of J's devices in one revocation: one scan of the processes and one
+ * stop of the user's holders instead of one per device. If one device
+ * cannot be revoked, that call changes nothing, and false sends the job to
+ * the devices one at a time (each all or nothing, the failing one named).
+ */
+static bool revoke_all(struct job *j)
+{
+	static struct cut_all_result all;
+
+	seat_cut_all(j->uid, conf->timeout_ms, dry_run, j->devs, j->ndevs, &all);
+	if (all.error) {
+		say(LOG_INFO, "%s: the %zu devices at once from %s (uid %u): %s; one at a time",
+		    j->seat, j->ndevs, j->user, (unsigned)j->uid, all.why);
+		return false;
+	}
+	for (size_t i = 0; i < j->ndevs; i++) {
+		struct cut_result res = {
+		    .holders = all.dev[i].holders,
+		    .refs = all.dev[i].refs,
+		    .elapsed_us = all.elapsed_us,
+		};
+
+		snprintf(res.pids, sizeof(res.pids), "%s", all.dev[i].pids);
+		record(j, &j->devs[i], &res);
+	}
+	return true;
 }
 
 /*
@@ -283,6 +312,10 @@ void jobs_step(void)
 			return;
 		}
 		j->listed = j->ndevs;
+		if (j->ndevs && revoke_all(j)) {
+			j->next = j->ndevs;
+			return;
+		}
 		keep_held(j);
 		say(LOG_INFO,
 		    "%s: %s (uid %u) left (%s%s%s): their processes hold %zu of the seat's %zu "

@@ -63,7 +63,7 @@ int seat_devices(const char *seat, const struct seat_conf *c, struct seat_device
 /* cut.c: the revocations, through librevoke (in the cutter, or here). */
 #define CUT_DEV_MAX  256
 #define CUT_MAX_DEVS 64
-#define CUT_MSG_MAX  8192
+#define CUT_MSG_MAX  65536
 #define CUT_SOCKET   "/run/revoke/seat-cut.sock"
 
 struct cut_result {
@@ -84,9 +84,25 @@ int cut_list_held(uid_t uid, unsigned int timeout_ms, const char *const *devs, s
 void cut_device(uid_t uid, unsigned int timeout_ms, bool dry_run, const char *dev,
 		struct cut_result *res);
 
+/* Every one of N devices revoked from UID's processes in one call (one scan,
+ * one stop): all of them or, if one cannot be, none (ERROR, WHY). */
+struct cut_all_result {
+	int error;
+	uint64_t elapsed_us;
+	size_t n;
+	struct cut_dev_result {
+		unsigned int holders, refs;
+		char pids[512];
+	} dev[CUT_MAX_DEVS];
+	char why[256];
+};
+void cut_devices(uid_t uid, unsigned int timeout_ms, bool dry_run, const char *const *devs,
+		 size_t n, struct cut_all_result *res);
+
 /* cutproto.c: the cutter's requests and answers. */
 struct cut_request {
-	bool list; /* list the held devices, else cut devs[0] */
+	bool list; /* list the held devices */
+	bool all;  /* cut all devs in one call; else (neither) cut devs[0] */
 	uid_t uid;
 	unsigned int timeout_ms;
 	bool dry_run;
@@ -98,6 +114,8 @@ int cut_request_format(const struct cut_request *q, char *buf, size_t size);
 int cut_request_parse(const char *msg, size_t len, struct cut_request *ret);
 int cut_reply_format(const struct cut_result *r, char *buf, size_t size);
 int cut_reply_parse(const char *msg, size_t len, struct cut_result *ret);
+int cut_all_format(const struct cut_all_result *r, char *buf, size_t size);
+int cut_all_parse(const char *msg, size_t len, size_t n, struct cut_all_result *ret);
 int cut_held_format(const bool *held, size_t n, char *buf, size_t size);
 int cut_held_parse(const char *msg, size_t len, size_t n, bool *held);
 int cut_error_parse(const char *msg, size_t len, int *ret);
@@ -110,6 +128,8 @@ int seat_list_held(uid_t uid, unsigned int timeout_ms, const struct seat_device 
 		   bool *held);
 void seat_cut(uid_t uid, unsigned int timeout_ms, bool dry_run, const char *dev,
 	      struct cut_result *res);
+void seat_cut_all(uid_t uid, unsigned int timeout_ms, bool dry_run, const struct seat_device *devs,
+		  size_t n, struct cut_all_result *res);
 void seat_cutter_connect(void);
 
 /* jobs.c: the queue of revocations. */
