@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The revocations, one at a time: a user who left a seat is a job, queued;
- * the main loop runs one step of the first job at a time (start it, revoke
- * one device, end it) and reads logind and udev between steps, so a switch
- * during a revocation waits its turn, and a user back at the seat before
- * their job is over keeps the devices not yet done. Each device is revoked
- * from that user's processes only (librevoke's uid selection, since 1.4),
- * all or nothing, and each one that someone held gets one journal entry.
+ * the main loop runs one step of the first job at a time (start it: the
+ * seat's devices as udev has them now, all revoked in one call when they can
+ * be; else revoke one device; end it) and reads logind between steps, so a
+ * switch during a revocation waits its turn, and a user back at the seat
+ * before their job is over keeps the devices not yet done. Each device is
+ * revoked from that user's processes only (librevoke's uid selection, since
+ * 1.4), all or nothing, and each one that someone held gets one journal
+ * entry.
  * The queue is kept in the runtime directory, so a revoke-seat killed in the
  * middle finishes the job when systemd starts it again.
  */

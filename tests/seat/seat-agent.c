@@ -12,6 +12,8 @@
  *   seat-agent hold PATH...   a holder on standard input and output (root's)
  *   seat-agent kill-when-traced PID TRACER VICTIM SECONDS
  *                             SIGKILL to VICTIM as soon as TRACER traces PID
+ *   seat-agent run-when-traced PID TRACER SECONDS CMD...
+ *                             runs CMD as soon as TRACER traces PID
  *
  * On a connection (or a holder's standard input), one line at a time:
  *   hold PATH...  open each PATH (read-write, else read-only); answer
@@ -42,6 +44,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -363,8 +366,49 @@ static int kill_when_traced(pid_t pid, pid_t tracer_proc, pid_t victim, long sec
 	}
 }
 
+/* run-when-traced PID TRACER SECONDS CMD...: runs CMD (and waits for it)
+ * the moment a thread of TRACER traces PID. */
+static int run_when_traced(pid_t pid, pid_t tracer_proc, long seconds, char **cmd)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		long tracer = tracer_of(pid), ms;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ms = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		if (tracer > 0 &&
+		    (tracer == tracer_proc || thread_of((pid_t)tracer, tracer_proc))) {
+			int status;
+			pid_t c = fork();
+
+			if (c == 0) {
+				execvp(cmd[0], cmd);
+				_exit(127);
+			}
+			if (c < 0 || waitpid(c, &status, 0) != c) {
+				printf("%s: %s\n", cmd[0], strerror(errno));
+				return 1;
+			}
+			printf("ran %s after %ld ms, while thread %ld of %d traced %d\n", cmd[0],
+			       ms, tracer, (int)tracer_proc, (int)pid);
+			return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+		}
+		if (tracer < 0 || ms > seconds * 1000) {
+			printf("pid %d was not traced by %d within %ld s\n", (int)pid,
+			       (int)tracer_proc, seconds);
+			return 1;
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 6 && strcmp(argv[1], "run-when-traced") == 0)
+		return run_when_traced((pid_t)strtol(argv[2], NULL, 10),
+				       (pid_t)strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10),
+				       argv + 5);
 	if (argc == 6 && strcmp(argv[1], "kill-when-traced") == 0)
 		return kill_when_traced(
 		    (pid_t)strtol(argv[2], NULL, 10), (pid_t)strtol(argv[3], NULL, 10),
@@ -391,6 +435,7 @@ int main(int argc, char **argv)
 		return serve(stdin, stdout);
 	}
 	fprintf(stderr, "usage: seat-agent session | client SOCKET | hold PATH... | "
-			"kill-when-traced PID TRACER VICTIM SECONDS\n");
+			"kill-when-traced PID TRACER VICTIM SECONDS | "
+			"run-when-traced PID TRACER SECONDS CMD...\n");
 	return 2;
 }
