@@ -283,8 +283,10 @@ void jobs_step(void)
 	if (!njobs)
 		return;
 	j = &jobs[0];
-	if (seat_has_user(j->seat, j->uid)) {
-		if (j->started && j->next < j->ndevs)
+	/* Back at the seat: what is not done yet stays theirs (a job whose
+	 * devices are all done still gets its summary). */
+	if ((!j->started || j->next < j->ndevs) && seat_has_user(j->seat, j->uid)) {
+		if (j->started)
 			say(LOG_NOTICE,
 			    "%s: %s (uid %u) is back before the revocation was over: %zu "
 			    "of %zu devices left alone",

@@ -56,6 +56,10 @@ static sd_event *event;
 static sd_bus *bus;
 static sd_event_source *resync_src, *work_src, *retry_src;
 static uint64_t trigger_ns; /* when the first change since the last reading came */
+/* Sessions that became active on a seat since the last reading (signals). */
+#define MAX_SEEN 32
+static char seen[MAX_SEEN][SEAT_ID_MAX];
+static size_t nseen;
 
 uint64_t now_ns(void)
 {
@@ -199,6 +203,24 @@ static int on_resync(sd_event_source *s, void *userdata)
 			say(LOG_INFO, "%s: %s (uid %u) is at the seat (session %s)", now[k].seat,
 			    now[k].user, (unsigned)now[k].uid, now[k].session);
 	}
+	/* Whoever was at a seat for a moment between two readings left too. */
+	for (size_t i = 0; i < nseen; i++)
+		for (size_t m = 0; m < n; m++) {
+			size_t k;
+
+			if (strcmp(ss[m].id, seen[i]) != 0 || !*ss[m].seat)
+				continue;
+			for (k = 0; k < nnow && strcmp(now[k].seat, ss[m].seat) != 0; k++)
+				;
+			if (k < nnow && now[k].has && now[k].uid == ss[m].uid)
+				continue;
+			if (jobs_add(ss[m].seat, ss[m].uid, ss[m].user, ss[m].id, "switch",
+				     trigger_ns) > 0)
+				say(LOG_INFO,
+				    "%s: %s (uid %u) was at the seat for a moment (session %s)",
+				    ss[m].seat, ss[m].user, (unsigned)ss[m].uid, ss[m].id);
+		}
+	nseen = 0;
 	/* At start, and after a restart: users with sessions on a seat they
 	 * are not at are revoked from now (we did not see them leave). */
 	if (!synced)
@@ -245,6 +267,39 @@ static int on_logind_signal(sd_bus_message *m, void *userdata, sd_bus_error *err
 {
 	(void)m, (void)userdata, (void)error;
 	schedule_resync();
+	return 0;
+}
+
+/*
+ * A seat's ActiveSession changed: the session that became active is kept
+ * until the next reading, so that a user at the seat for a moment only (two
+ * switches while a revocation held the loop: alice, bob, alice) is seen to
+ * leave too, not lost between two readings.
+ */
+static int on_seat_changed(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	const char *iface = NULL;
+
+	(void)userdata, (void)error;
+	schedule_resync();
+	if (sd_bus_message_read(m, "s", &iface) < 0 || strcmp(iface, "org.freedesktop.login1.Seat"))
+		return 0;
+	if (sd_bus_message_enter_container(m, 'a', "{sv}") < 0)
+		return 0;
+	while (sd_bus_message_enter_container(m, 'e', "sv") > 0) {
+		const char *name = NULL, *id = NULL, *path = NULL;
+
+		if (sd_bus_message_read(m, "s", &name) < 0)
+			return 0;
+		if (strcmp(name, "ActiveSession") == 0 &&
+		    sd_bus_message_read(m, "v", "(so)", &id, &path) >= 0 && id && *id &&
+		    nseen < MAX_SEEN && strlen(id) < SEAT_ID_MAX)
+			snprintf(seen[nseen++], SEAT_ID_MAX, "%s", id);
+		else if (sd_bus_message_skip(m, "v") < 0)
+			return 0;
+		if (sd_bus_message_exit_container(m) < 0)
+			return 0;
+	}
 	return 0;
 }
 
@@ -332,7 +387,7 @@ static int bus_connect(void)
 	if (r >= 0)
 		r = sd_bus_match_signal_async(b, NULL, "org.freedesktop.login1", NULL,
 					      "org.freedesktop.DBus.Properties",
-					      "PropertiesChanged", on_logind_signal, NULL, NULL);
+					      "PropertiesChanged", on_seat_changed, NULL, NULL);
 	/* logind restarted (or started): everything again. */
 	if (r >= 0)
 		r = sd_bus_add_match_async(
