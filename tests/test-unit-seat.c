@@ -157,6 +157,10 @@ static void test_request_bad(void)
 	    "list 1000 5000",
 	    "lisT 1000 5000 /dev/a",
 	    "revoke 1000 5000 /dev/a",
+	    "cut  1000 5000 0 /dev/a",
+	    "cut 01000 5000 0 /dev/a",
+	    "cut 1000 5000 0 /dev/a ",
+	    " list 1000 5000 /dev/a",
 	};
 	static struct cut_request q;
 
@@ -196,6 +200,8 @@ static void test_reply(void)
 	CHECK(cut_held_parse("held 1 2 0", 10, 3, got) == -EBADMSG, "held 2");
 	CHECK(cut_error_parse("error 95", 8, &e) == 0 && e == 95, "error 95");
 	CHECK(cut_error_parse("error 0", 7, &e) == -EBADMSG, "error 0");
+	CHECK(cut_error_parse("error 095", 9, &e) == -EBADMSG, "error 095");
+	CHECK(cut_reply_parse("result 0 01 1 5\n\n", 18, &back) == -EBADMSG, "a leading zero");
 	CHECK(cut_error_parse("held 1 0", 8, &e) == -EBADMSG, "held as error");
 }
 

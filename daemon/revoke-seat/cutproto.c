@@ -10,8 +10,9 @@
  *                                     HOLDERS REFS PIDS   (one line per DEV)
  *                                     WHY
  * or "error ERRNO" for a request the cutter refuses. Devices are paths
- * under /dev/ without white space or "..". Parsers are strict (the numbers
- * checked, nothing left over) and pure.
+ * under /dev/ without white space or "..". Parsers are strict and pure: a
+ * message is taken only as its format writes it (one spelling: no extra
+ * space, no leading zero), checked by writing it again.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -47,6 +48,12 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *ret)
 		return -EBADMSG;
 	*ret = v;
 	return 0;
+}
+
+/* Whether BUF (LEN bytes) is what the format wrote (N, its length or -errno). */
+static bool same(const char *msg, size_t len, const char *again, int n)
+{
+	return n >= 0 && (size_t)n == len && memcmp(msg, again, len) == 0;
 }
 
 int cut_request_format(const struct cut_request *q, char *buf, size_t size)
@@ -124,6 +131,12 @@ int cut_request_parse(const char *msg, size_t len, struct cut_request *ret)
 	}
 	if (!q.ndevs)
 		return -EBADMSG;
+	{
+		static char again[CUT_MSG_MAX + 1];
+
+		if (!same(msg, len, again, cut_request_format(&q, again, sizeof(again))))
+			return -EBADMSG;
+	}
 	*ret = q;
 	return 0;
 }
@@ -188,6 +201,12 @@ int cut_reply_parse(const char *msg, size_t len, struct cut_result *ret)
 		return -EBADMSG;
 	snprintf(r.pids, sizeof(r.pids), "%s", l2);
 	snprintf(r.why, sizeof(r.why), "%s", l3);
+	{
+		static char again[CUT_MSG_MAX + 1];
+
+		if (!same(msg, len, again, cut_reply_format(&r, again, sizeof(again))))
+			return -EBADMSG;
+	}
 	*ret = r;
 	return 0;
 }
@@ -290,6 +309,12 @@ int cut_all_parse(const char *msg, size_t len, size_t n, struct cut_all_result *
 	if (strchr(next, '\n') || strlen(next) >= sizeof(r.why))
 		return -EBADMSG;
 	snprintf(r.why, sizeof(r.why), "%s", next);
+	{
+		static char again[CUT_MSG_MAX + 1];
+
+		if (!same(msg, len, again, cut_all_format(&r, again, sizeof(again))))
+			return -EBADMSG;
+	}
 	*ret = r;
 	return 0;
 }
@@ -333,7 +358,7 @@ int cut_error_parse(const char *msg, size_t len, int *ret)
 		return -EBADMSG;
 	memcpy(buf, msg + 6, len - 6);
 	buf[len - 6] = 0;
-	if (parse_u64(buf, 4095, &v) < 0 || v == 0)
+	if (parse_u64(buf, 4095, &v) < 0 || v == 0 || (buf[0] == '0'))
 		return -EBADMSG;
 	*ret = (int)v;
 	return 0;
