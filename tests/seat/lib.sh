@@ -140,5 +140,5 @@ seat_log_since() {
 		grep -F '"_SYSTEMD_UNIT":"revoke-seat.service"' | grep -o '"MESSAGE":"[^"]*"' | cut -d'"' -f4
 }
 
-# all_checks NAME WANT: the holder's check answer is WANT.
+# holder_says NAME WANT: the holder's check answer is WANT.
 holder_says() { [ "$(ask "$1" check)" = "$2" ]; }
