@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * lib/native.c against the running kernel: on the patched kernel the probe must
- * find the syscalls (marker + frevoke(-1) == EBADF) and they must work through
- * the library's functions; REVOKE_ENGINE=ptrace must turn them off. On any other
- * kernel (no marker) the probe must say no and never call 451/452.
+ * find revokeat(2) (the marker's "revokeat NR" line + revokeat(-1, "",
+ * AT_EMPTY_PATH) == EBADF) and it must work through the library's functions;
+ * REVOKE_ENGINE=ptrace must turn it off. On any other kernel (no marker) the
+ * probe must say no and never make the call.
  * Built by kernel/run-tests with lib/native.c; one PASS/FAIL line per case.
  */
 #define _GNU_SOURCE
@@ -18,6 +19,9 @@
 #include <unistd.h>
 
 #include "internal.h"
+
+/* lib/native.c: not in internal.h yet. */
+int rv_native_revoke_file(int fd);
 
 static int failed;
 #define CHECK(name, cond)                                                                          \
@@ -48,10 +52,18 @@ int main(void)
 	CHECK("umount-probe-matches-marker",
 	      rv_native_umount_available() == (access("/sys/kernel/revoke/umount", R_OK) == 0));
 	if (!patched) {
-		CHECK("enosys-without-kernel",
-		      rv_native_revoke("/") == -ENOSYS && rv_native_frevoke(0) == -ENOSYS);
+		CHECK("enosys-without-kernel", rv_native_revoke("/") == -ENOSYS &&
+						   rv_native_frevoke(0) == -ENOSYS &&
+						   rv_native_revoke_file(0) == -ENOSYS);
 		return failed;
 	}
+	char marker[64] = "";
+	int m = open("/sys/kernel/revoke/syscalls", O_RDONLY);
+	CHECK("marker-names-revokeat", m >= 0 && read(m, marker, sizeof(marker) - 1) > 0 &&
+					   strncmp(marker, "revokeat ", 9) == 0 &&
+					   strchr(marker, '\n') == marker + strlen(marker) - 1);
+	if (m >= 0)
+		close(m);
 	if (rv_native_umount_available()) {
 		/* The forced unmount of a tmpfs with a descriptor open in it. */
 		int h = -1;
@@ -75,8 +87,13 @@ int main(void)
 			     errno == EBADF && read(fd, &c, 1) == 0);
 	CHECK("revoke",
 	      rv_native_revoke("/tmp/native") == 0 && read(fd, &c, 1) < 0 && errno == EBADF);
-	CHECK("errors-as-negative-errno", rv_native_revoke("/tmp/nonexistent") == -ENOENT &&
-					      rv_native_frevoke(-1) == -EBADF &&
-					      rv_native_frevoke(b) == -EBADF);
+	CHECK("errors-as-negative-errno",
+	      rv_native_revoke("/tmp/nonexistent") == -ENOENT && rv_native_frevoke(-1) == -EBADF &&
+		  rv_native_frevoke(b) == -EBADF && rv_native_revoke_file(-1) == -EBADF);
+	/* One open file description, everywhere it is shared, and no other. */
+	int c1 = open("/tmp/native", O_RDONLY), c2 = dup(c1), d = open("/tmp/native", O_RDONLY);
+	CHECK("revoke-file-only", c1 >= 0 && d >= 0 && rv_native_revoke_file(c1) == 0 &&
+				      read(c1, &c, 1) < 0 && errno == EBADF &&
+				      read(c2, &c, 1) < 0 && errno == EBADF && read(d, &c, 1) == 0);
 	return failed;
 }

@@ -19,8 +19,19 @@
  *                      file on its inode's list, the last close takes it off
  *                      (a spin_lock/unlock of i_lock each)
  *   pipe+close         EXPECTED TO COST MORE too: pipe() creates two files (both
- *                      listed on the pipe's inode by alloc_file), close of each
+ *                      listed on the pipe's inode when installed), close of each
  *                      unlists it
+ *   devnull-read16, devzero-read16
+ *                      read() on /dev/null (end of file) and of 16 bytes of
+ *                      /dev/zero: EXPECTED TO COST MORE on the patched kernel,
+ *                      devices are drained: fdget() takes its slow path (a
+ *                      reference and an f_active count, with a full barrier)
+ *   uring-read16, uring-devzero-read16
+ *                      one io_uring read of 16 bytes (the tmpfs file at offset
+ *                      0, /dev/zero) through a registered (fixed) file, submit
+ *                      and wait: the fixed-file lookup tests f_mode, and for a
+ *                      device counts the request in f_active (two atomics);
+ *                      built only with liburing
  * Each timed loop starts after a 20 ms sleep, so that deferred work of the
  * previous one (RCU callbacks freeing files, dentries, inodes) runs outside it;
  * with QEMU's sleep=off the idle time costs nothing.
@@ -33,10 +44,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef HAVE_LIBURING
+#include <liburing.h>
+#endif
 
 enum { N = 20000, RUNS = 5, FILE_OPS = 4096, OPLEN = 16 };
 
-static int fd, p[2];
+static int fd, p[2], devnull, devzero;
 static char buf[OPLEN];
 
 static double now(void)
@@ -119,6 +133,55 @@ static int l_pipe_close(int n)
 	return 0;
 }
 
+static int l_dev_read(int dev, ssize_t want, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (read(dev, buf, OPLEN) != want)
+			return -1;
+	return 0;
+}
+
+static int l_devnull(int n)
+{
+	return l_dev_read(devnull, 0, n);
+}
+
+static int l_devzero(int n)
+{
+	return l_dev_read(devzero, OPLEN, n);
+}
+
+#ifdef HAVE_LIBURING
+static struct io_uring ring;
+
+/* Registered files: 0 the tmpfs file, 1 /dev/zero. */
+static int l_uring(int slot, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+		struct io_uring_cqe *cqe;
+
+		io_uring_prep_read(sqe, slot, buf, OPLEN, 0);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		if (io_uring_submit_and_wait(&ring, 1) != 1 || io_uring_peek_cqe(&ring, &cqe) ||
+		    cqe->res != OPLEN)
+			return -1;
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	return 0;
+}
+
+static int l_uring_file(int n)
+{
+	return l_uring(0, n);
+}
+
+static int l_uring_devzero(int n)
+{
+	return l_uring(1, n);
+}
+#endif
+
 static const struct {
 	const char *name;
 	int (*loop)(int n);
@@ -132,6 +195,12 @@ static const struct {
     {"pipe-write+read16", l_pipe_rw, N},
     {"open+close", l_open_close, N / 4},
     {"pipe+close", l_pipe_close, N / 4},
+    {"devnull-read16", l_devnull, N},
+    {"devzero-read16", l_devzero, N},
+#ifdef HAVE_LIBURING
+    {"uring-read16", l_uring_file, N / 4},
+    {"uring-devzero-read16", l_uring_devzero, N / 4},
+#endif
 };
 enum { NLOOPS = sizeof(loops) / sizeof(loops[0]) };
 
@@ -149,10 +218,20 @@ int main(void)
 	 * kernel executed since boot, not on the code being measured.
 	 */
 	fd = open("/tmp/bench", O_RDWR | O_CREAT | O_TRUNC | O_NOATIME, 0644);
-	if (fd < 0 || write(fd, file, sizeof(file)) != sizeof(file) || pipe(p) < 0) {
+	devnull = open("/dev/null", O_RDONLY);
+	devzero = open("/dev/zero", O_RDONLY);
+	if (fd < 0 || write(fd, file, sizeof(file)) != sizeof(file) || pipe(p) < 0 || devnull < 0 ||
+	    devzero < 0) {
 		perror("revoke-bench: setup");
 		return 1;
 	}
+#ifdef HAVE_LIBURING
+	int files[2] = {fd, devzero};
+	if (io_uring_queue_init(8, &ring, 0) || io_uring_register_files(&ring, files, 2)) {
+		perror("revoke-bench: io_uring");
+		return 1;
+	}
+#endif
 	double best[NLOOPS], worst[NLOOPS];
 	for (int k = 0; k < NLOOPS; k++)
 		best[k] = 1e30, worst[k] = 0;

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The native revoke(2)/frevoke(2) syscalls (kernel/), used when the running
- * kernel has them. Their numbers (472 and 473 in the patched 6.1, the first
- * no upstream version has assigned) may be given to other calls upstream one
- * day, as 451 and 452 of v1 were (cachestat, fchmodat2), so a number alone
- * proves nothing: the patched kernel publishes its numbers in
- * /sys/kernel/revoke/syscalls ("472 473\n"), and only then are they called.
- * The probe also calls frevoke(-1), which the patched kernel answers with
- * EBADF: a seccomp filter or container runtime that refuses unknown syscalls
- * (ENOSYS, EPERM) sends the library to the userspace engine instead.
+ * The native revokeat(2) system call (kernel/), used when the running kernel
+ * has it. Its number (472 in the patched 6.12, the first no upstream version
+ * has assigned) may be given to another call upstream one day, as 451 and 452
+ * of the first series were (cachestat, fchmodat2), so a number alone proves
+ * nothing: the patched kernel publishes its calls in
+ * /sys/kernel/revoke/syscalls, one line per call, name and number
+ * ("revokeat 472\n"), and only a number found there is called. The probe
+ * also calls revokeat(-1, "", AT_EMPTY_PATH), which the patched kernel
+ * answers with EBADF: a seccomp filter or container runtime that refuses
+ * unknown syscalls (ENOSYS, EPERM) sends the library to the userspace engine
+ * instead. A kernel of the previous series ("472 473\n": revoke, frevoke)
+ * does not match the format and is not used.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,46 +26,61 @@
 #define RV_NATIVE_MARKER	"/sys/kernel/revoke/syscalls"
 #define RV_NATIVE_UMOUNT_MARKER "/sys/kernel/revoke/umount"
 
+/* revokeat(2)'s own flags (the kernel's <linux/fcntl.h>), with AT_EMPTY_PATH
+ * (glibc's only with _GNU_SOURCE, which kernel/run-tests' build lacks). */
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+#ifndef AT_REVOKE_KEEP_FILE
+#define AT_REVOKE_KEEP_FILE 0x0001 /* keep dfd's open file description */
+#endif
+#ifndef AT_REVOKE_FILE_ONLY
+#define AT_REVOKE_FILE_ONLY 0x0002 /* revoke dfd's open file description only */
+#endif
+
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
-static long nr_revoke = -1, nr_frevoke = -1;
+static long nr_revokeat = -1;
 
-/* "472 473\n": two positive decimal numbers, nothing else. */
-static int parse_marker(const char *s, long *ret_a, long *ret_b)
+/* The number of the line "revokeat NR\n" (NR a positive decimal); the
+ * other lines name other calls, which this library does not use. */
+static long parse_marker(const char *s)
 {
-	long v[2];
-	char *end;
+	static const char name[] = "revokeat ";
 
-	for (int i = 0; i < 2; i++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		errno = 0;
-		v[i] = strtol(s, &end, 10);
-		if (errno || v[i] <= 0 || v[i] > 4095)
-			return -EINVAL;
-		s = end;
-		if (i == 0 && *s++ != ' ')
-			return -EINVAL;
+	while (s && *s) {
+		if (strncmp(s, name, sizeof(name) - 1) == 0) {
+			char *end;
+			long v;
+
+			s += sizeof(name) - 1;
+			if (*s < '1' || *s > '9')
+				return -EINVAL;
+			errno = 0;
+			v = strtol(s, &end, 10);
+			if (errno || v > 4095 || *end != '\n')
+				return -EINVAL;
+			return v;
+		}
+		s = strchr(s, '\n');
+		if (s)
+			s++;
 	}
-	if (strcmp(s, "\n") != 0 && *s != 0)
-		return -EINVAL;
-	*ret_a = v[0];
-	*ret_b = v[1];
-	return 0;
+	return -ENOENT;
 }
 
 static void probe(void)
 {
-	char buf[64];
-	long a, b;
+	char buf[256];
+	long nr;
 
 	if (read_text_at(AT_FDCWD, RV_NATIVE_MARKER, buf, sizeof(buf)) <= 0)
 		return;
-	if (parse_marker(buf, &a, &b) < 0)
+	nr = parse_marker(buf);
+	if (nr < 0)
 		return;
-	if (syscall(b, -1) >= 0 || errno != EBADF)
+	if (syscall(nr, -1, "", AT_EMPTY_PATH) >= 0 || errno != EBADF)
 		return;
-	nr_revoke = a;
-	nr_frevoke = b;
+	nr_revokeat = nr;
 }
 
 bool rv_native_available(void)
@@ -72,21 +90,33 @@ bool rv_native_available(void)
 	if (env && strcmp(env, "ptrace") == 0)
 		return false;
 	pthread_once(&probe_once, probe);
-	return nr_revoke > 0;
+	return nr_revokeat > 0;
 }
 
+static int native_revokeat(int dfd, const char *path, unsigned int flags)
+{
+	if (!rv_native_available())
+		return -ENOSYS;
+	return syscall(nr_revokeat, dfd, path, flags) < 0 ? negative_errno() : 0;
+}
+
+/* Every open file of the object PATH names (symbolic links followed). */
 int rv_native_revoke(const char *path)
 {
-	if (!rv_native_available())
-		return -ENOSYS;
-	return syscall(nr_revoke, path) < 0 ? negative_errno() : 0;
+	return native_revokeat(AT_FDCWD, path, 0);
 }
 
+/* Every open file of FD's object but FD's open file description. */
 int rv_native_frevoke(int fd)
 {
-	if (!rv_native_available())
-		return -ENOSYS;
-	return syscall(nr_frevoke, fd) < 0 ? negative_errno() : 0;
+	return native_revokeat(fd, "", AT_EMPTY_PATH | AT_REVOKE_KEEP_FILE);
+}
+
+/* FD's open file description only, in every process that shares it. Not
+ * declared in internal.h yet: int rv_native_revoke_file(int fd); */
+int rv_native_revoke_file(int fd)
+{
+	return native_revokeat(fd, "", AT_EMPTY_PATH | AT_REVOKE_FILE_ONLY);
 }
 
 /*
