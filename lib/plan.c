@@ -235,26 +235,13 @@ static int scan_holders(struct rv_run *run, bool ptrace_cut)
 	return rv_run_abandoned(run) ? -ECANCELED : 0;
 }
 
-/* The whole call, in the worker thread. Returns 0 or -errno; sets
- * run->report when the targets were resolved. */
-int rv_plan(struct rv_run *run)
+/* The targets, the selection: every lookup error, before anything else. */
+static int resolve(struct rv_run *run)
 {
 	const struct rv_request *req = &run->req;
 	const struct rv_guard guard = {&run->mu, &run->gone};
-	bool list = req->flags & REVOKE_LIST_ONLY, native;
 	int r;
 
-	/* First of all: frevoke's descriptor means what it means now, before
-	 * this library opens anything that could take a freed number. */
-	/* Two unmounts of one mount: the one that resolves its mount point
-	 * while the other cuts and unmounts would hold it (an O_PATH descriptor
-	 * of its root, or one in flight from the lookup), and make it fail.
-	 * Mount points are resolved under the lock: the second finds no mount. */
-	if ((req->flags & REVOKE_MOUNT) && !list) {
-		r = take_lock(run);
-		if (r < 0)
-			return r;
-	}
 	rv_run_phase(run, RV_PH_RESOLVE, 0);
 	if (req->ns_pid) {
 		r = rv_ns_open(req->ns_pid, &run->req.ns_root_fd, &run->req.ns_cwd_fd);
@@ -287,6 +274,16 @@ int rv_plan(struct rv_run *run)
 			rv_run_fail(run, RV_PH_RESOLVE, 0, detail);
 		return r;
 	}
+	return 0;
+}
+
+/* Which engine, and whether the caller may: *RET_NATIVE. */
+static int choose_engine(struct rv_run *run, bool list, bool *ret_native)
+{
+	const struct rv_request *req = &run->req;
+	bool native;
+	int r;
+
 	if (req->flags & REVOKE_MOUNT)
 		native = (req->flags & REVOKE_UMOUNT) && !list &&
 			 !(req->flags & REVOKE_ENGINE_USERSPACE) && rv_native_umount_available() &&
@@ -310,6 +307,17 @@ int rv_plan(struct rv_run *run)
 		run->ntargets = 0;
 		return r;
 	}
+	*ret_native = native;
+	return 0;
+}
+
+/* The userspace engine's lock, the targets' own descriptors left out of
+ * the scan, and an unmount's sync, before the scan. */
+static int prepare(struct rv_run *run, bool list, bool native)
+{
+	const struct rv_request *req = &run->req;
+	int r;
+
 	if (!list && !native && run->lock_fd < 0) {
 		r = lock_and_reopen(run);
 		if (r < 0)
@@ -322,7 +330,6 @@ int rv_plan(struct rv_run *run)
 		for (size_t t = 0; t < run->ntargets; t++)
 			run->ignore_fds[t] = run->targets[t].path_fd;
 	}
-
 	if ((req->flags & REVOKE_UMOUNT) && !list && !native) {
 		/* Before anything is cut: what was acknowledged is on disk. */
 		rv_run_phase(run, RV_PH_SYNC, 0);
@@ -333,6 +340,50 @@ int rv_plan(struct rv_run *run)
 			return r;
 		}
 	}
+	return 0;
+}
+
+/* What a listing answers: 0, or -EBUSY when it is no proof. */
+static int listed(struct rv_run *run)
+{
+	const struct rv_request *req = &run->req;
+	bool uninspected = rv_run_uninspected(run) && !(req->flags & REVOKE_BEST_EFFORT);
+
+	/* A dry run of an unmount: would it go ahead? Everything must be
+	 * cuttable and nothing else may hold it. */
+	if (req->flags & REVOKE_UMOUNT)
+		return rv_classify_all(run, false) || uninspected ? -EBUSY : 0;
+	/* A listing that could not look everywhere is no proof that nobody
+	 * holds the file. */
+	return uninspected ? -EBUSY : 0;
+}
+
+/* The whole call, in the worker thread. Returns 0 or -errno; sets
+ * run->report when the targets were resolved. */
+int rv_plan(struct rv_run *run)
+{
+	const struct rv_request *req = &run->req;
+	bool list = req->flags & REVOKE_LIST_ONLY, native = false;
+	int r;
+
+	/* Two unmounts of one mount: the one that resolves its mount point
+	 * while the other cuts and unmounts would hold it (an O_PATH descriptor
+	 * of its root, or one in flight from the lookup), and make it fail.
+	 * Mount points are resolved under the lock: the second finds no mount. */
+	if ((req->flags & REVOKE_MOUNT) && !list) {
+		r = take_lock(run);
+		if (r < 0)
+			return r;
+	}
+	r = resolve(run);
+	if (r < 0)
+		return r;
+	r = choose_engine(run, list, &native);
+	if (r < 0)
+		return r;
+	r = prepare(run, list, native);
+	if (r < 0)
+		return r;
 
 	r = scan_holders(run, !native && !list);
 	if (r < 0)
@@ -352,23 +403,13 @@ int rv_plan(struct rv_run *run)
 		if (r < 0)
 			return r;
 	}
-
 	if (req->flags & REVOKE_MOUNT) {
 		r = rv_mounts_other_users(run->targets, run->ntargets, &run->others);
 		if (r < 0)
 			return r;
 	}
-	/* A dry run of an unmount: would it go ahead? Everything must be
-	 * cuttable and nothing else may hold it. */
-	if (list && (req->flags & REVOKE_UMOUNT))
-		return rv_classify_all(run, false) ||
-			       (rv_run_uninspected(run) && !(req->flags & REVOKE_BEST_EFFORT))
-			   ? -EBUSY
-			   : 0;
-	/* A listing that could not look everywhere is no proof that nobody
-	 * holds the file. */
 	if (list)
-		return rv_run_uninspected(run) && !(req->flags & REVOKE_BEST_EFFORT) ? -EBUSY : 0;
+		return listed(run);
 	if (native && (req->flags & REVOKE_MOUNT))
 		return rv_run_native_umount(run);
 	if (native)

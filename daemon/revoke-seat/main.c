@@ -128,33 +128,28 @@ static void retry_later(void)
 	sd_event_source_set_enabled(retry_src, SD_EVENT_ONESHOT);
 }
 
-/* Reads logind; whoever was at a seat and is not now has left it. */
-static int on_resync(sd_event_source *s, void *userdata)
+/* Index of SEAT in NOW, or NNOW. */
+static size_t seat_index(const struct present *now, size_t nnow, const char *seat)
 {
-	struct present now[MAX_SEATS];
-	struct seat_session *ss = NULL;
-	size_t n = 0, nnow = 0;
-	char err[256];
-	int r;
+	size_t k;
 
-	(void)s, (void)userdata;
-	if (!bus) {
-		retry_later();
-		return 0;
-	}
-	r = logind_sessions(bus, &ss, &n, err, sizeof(err));
-	if (r < 0) {
-		say(LOG_WARNING, "cannot read logind's sessions (%s); trying again in 1 s", err);
-		retry_later();
-		return 0;
-	}
+	for (k = 0; k < nnow && strcmp(now[k].seat, seat) != 0; k++)
+		;
+	return k;
+}
+
+/* Who is at each seat by logind's sessions SS: NOW, *RET_NNOW of them. */
+static void who_is_at(const struct seat_session *ss, size_t n, struct present *now,
+		      size_t *ret_nnow)
+{
+	size_t nnow = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		size_t k;
 
 		if (!*ss[i].seat)
 			continue;
-		for (k = 0; k < nnow && strcmp(now[k].seat, ss[i].seat) != 0; k++)
-			;
+		k = seat_index(now, nnow, ss[i].seat);
 		if (k == nnow) {
 			if (nnow == MAX_SEATS)
 				continue;
@@ -169,6 +164,13 @@ static int on_resync(sd_event_source *s, void *userdata)
 			snprintf(now[k].session, sizeof(now[k].session), "%s", ss[i].id);
 		}
 	}
+	*ret_nnow = nnow;
+}
+
+/* Whoever was at a seat by the last reading and is not in NOW has left. */
+static void departures(const struct seat_session *ss, size_t n, const struct present *now,
+		       size_t nnow)
+{
 	for (size_t i = 0; i < nseats; i++) {
 		const struct present *old = &seats[i];
 		const char *reason = "logout";
@@ -176,8 +178,7 @@ static int on_resync(sd_event_source *s, void *userdata)
 
 		if (!old->has)
 			continue;
-		for (k = 0; k < nnow && strcmp(now[k].seat, old->seat) != 0; k++)
-			;
+		k = seat_index(now, nnow, old->seat);
 		if (k < nnow && now[k].has && now[k].uid == old->uid)
 			continue;
 		for (size_t m = 0; m < n; m++)
@@ -203,6 +204,30 @@ static int on_resync(sd_event_source *s, void *userdata)
 			say(LOG_INFO, "%s: %s (uid %u) is at the seat (session %s)", now[k].seat,
 			    now[k].user, (unsigned)now[k].uid, now[k].session);
 	}
+}
+
+/* Reads logind; whoever was at a seat and is not now has left it. */
+static int on_resync(sd_event_source *s, void *userdata)
+{
+	struct present now[MAX_SEATS];
+	struct seat_session *ss = NULL;
+	size_t n = 0, nnow = 0;
+	char err[256];
+	int r;
+
+	(void)s, (void)userdata;
+	if (!bus) {
+		retry_later();
+		return 0;
+	}
+	r = logind_sessions(bus, &ss, &n, err, sizeof(err));
+	if (r < 0) {
+		say(LOG_WARNING, "cannot read logind's sessions (%s); trying again in 1 s", err);
+		retry_later();
+		return 0;
+	}
+	who_is_at(ss, n, now, &nnow);
+	departures(ss, n, now, nnow);
 	/* Whoever was at a seat for a moment between two readings left too. */
 	for (size_t i = 0; i < nseen; i++)
 		for (size_t m = 0; m < n; m++) {
@@ -210,8 +235,7 @@ static int on_resync(sd_event_source *s, void *userdata)
 
 			if (strcmp(ss[m].id, seen[i]) != 0 || !*ss[m].seat)
 				continue;
-			for (k = 0; k < nnow && strcmp(now[k].seat, ss[m].seat) != 0; k++)
-				;
+			k = seat_index(now, nnow, ss[m].seat);
 			if (k < nnow && now[k].has && now[k].uid == ss[m].uid)
 				continue;
 			if (jobs_add(ss[m].seat, ss[m].uid, ss[m].user, ss[m].id, "switch",
@@ -229,8 +253,7 @@ static int on_resync(sd_event_source *s, void *userdata)
 
 			if (!*ss[i].seat)
 				continue;
-			for (k = 0; k < nnow && strcmp(now[k].seat, ss[i].seat) != 0; k++)
-				;
+			k = seat_index(now, nnow, ss[i].seat);
 			if (k < nnow && now[k].has && now[k].uid == ss[i].uid)
 				continue;
 			if (jobs_add(ss[i].seat, ss[i].uid, ss[i].user, ss[i].id, "startup",

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -257,6 +258,52 @@ long rv_tracee_lost_arg0(const struct rv_tracee *t, pid_t tid, const struct rv_r
 	return (long)th->pre.args[0];
 }
 
+/* TID is uninterruptible (a vfork parent, I/O): PTRACE_INTERRUPT would not
+ * stop it, and a seized thread we cannot wait for we cannot detach either.
+ * Wait for it unseized, until the deadline: 0, or -ETIMEDOUT with the
+ * reason. */
+static int wait_unseized(struct rv_tracee *t, pid_t tid, const struct rv_proc_status *st)
+{
+	if (rv_now_ns() >= t->deadline_ns) {
+		pid_t child = 0;
+		char state;
+
+		if (rv_vfork_parent(t->pid, tid, &state, &child) > 0)
+			snprintf(t->reason, 128, "pid %d is a vfork parent waiting for pid %d",
+				 t->pid, child);
+		else
+			snprintf(t->reason, 128, "thread %d would not stop (state %c)", tid,
+				 st->state);
+		return -ETIMEDOUT;
+	}
+	t->seize_again = true;
+	t->unseized_tid = tid;
+	return 0;
+}
+
+/* PTRACE_SEIZE of TID failed with R: the reason, and the error to return. */
+static int seize_refused(struct rv_tracee *t, pid_t tid, int r, long opts)
+{
+	struct rv_proc_status st;
+
+	if (r == -EPERM && rv_read_status(t->pid, tid, &st) == 0 && st.tracer != 0)
+		snprintf(t->reason, 128, "already traced by pid %d", st.tracer);
+	else if (r == -EPERM && (opts & PTRACE_O_SUSPEND_SECCOMP) && prctl(PR_GET_SECCOMP) > 0)
+		/* The kernel refuses PTRACE_O_SUSPEND_SECCOMP to a tracer that
+		 * is under a filter itself, whatever its capabilities (a
+		 * systemd unit's SystemCallFilter=, ProtectKernelTunables=). */
+		snprintf(t->reason, 128,
+			 "under a seccomp filter, which a revoker under one cannot suspend");
+	else if (r == -EPERM && (opts & PTRACE_O_SUSPEND_SECCOMP))
+		snprintf(t->reason, 128,
+			 "under a seccomp filter; suspending it needs CAP_SYS_ADMIN");
+	else if (r == -EINVAL && (opts & PTRACE_O_SUSPEND_SECCOMP))
+		snprintf(t->reason, 128, "under a seccomp filter; kernel cannot suspend it");
+	else
+		snprintf(t->reason, 128, "cannot trace thread %d: %s", tid, strerror(-r));
+	return r == -EINVAL ? -EPERM : r;
+}
+
 /* Seize and interrupt every thread of the task list not seized yet.
  * t->seize_again: some thread could not be seized yet (D state) or is new:
  * list the tasks again once the seized ones stopped. */
@@ -290,26 +337,9 @@ static int seize_new(struct rv_tracee *t)
 			r = rv_read_status(t->pid, tid, &st);
 		t->have_leader_st = false;
 		if (r == 0 && st.state == 'D') {
-			/* Uninterruptible (a vfork parent, I/O): PTRACE_INTERRUPT
-			 * would not stop it, and a seized thread we cannot wait
-			 * for we cannot detach either. Wait for it unseized, until
-			 * the deadline. */
-			if (rv_now_ns() >= t->deadline_ns) {
-				pid_t child = 0;
-				char state;
-
-				if (rv_vfork_parent(t->pid, tid, &state, &child) > 0)
-					snprintf(t->reason, 128,
-						 "pid %d is a vfork parent waiting for pid %d",
-						 t->pid, child);
-				else
-					snprintf(t->reason, 128,
-						 "thread %d would not stop (state %c)", tid,
-						 st.state);
-				return -ETIMEDOUT;
-			}
-			t->seize_again = true;
-			t->unseized_tid = tid;
+			r = wait_unseized(t, tid, &st);
+			if (r < 0)
+				return r;
 			continue;
 		}
 		if (r == -ESRCH)
@@ -348,19 +378,7 @@ static int seize_new(struct rv_tracee *t)
 			 * a refusal. */
 			if (r == -EPERM && thread_exiting(t->pid, tid))
 				continue;
-			if (r == -EPERM && rv_read_status(t->pid, tid, &st) == 0 && st.tracer != 0)
-				snprintf(t->reason, 128, "already traced by pid %d", st.tracer);
-			else if (r == -EPERM && (opts & PTRACE_O_SUSPEND_SECCOMP))
-				snprintf(
-				    t->reason, 128,
-				    "under a seccomp filter; suspending it needs CAP_SYS_ADMIN");
-			else if (r == -EINVAL && (opts & PTRACE_O_SUSPEND_SECCOMP))
-				snprintf(t->reason, 128,
-					 "under a seccomp filter; kernel cannot suspend it");
-			else
-				snprintf(t->reason, 128, "cannot trace thread %d: %s", tid,
-					 strerror(-r));
-			return r == -EINVAL ? -EPERM : r;
+			return seize_refused(t, tid, r, opts);
 		}
 		r = add_thread(t, tid);
 		if (r < 0) {

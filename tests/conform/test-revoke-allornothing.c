@@ -336,6 +336,7 @@ static void t_vfork_holder_plain_revoke(void)
 static bool g_seccomp;
 static pid_t g_holders[2];
 static unsigned int g_caller_flags;
+static bool g_caller_filtered;
 
 /* A holder of uid 65534, traceable by a caller of that uid. */
 static void v_unpriv_holder(int sock)
@@ -366,7 +367,16 @@ static void v_unpriv_caller(int sock)
 	struct msg reason = {{0}};
 	int r, e;
 
-	if (test_become(65534, 65534, 0) < 0)
+	if (g_caller_filtered) {
+		/* root, but under a filter of its own (a systemd unit's
+		 * SystemCallFilter=): allow all but acct(2). */
+		scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+
+		if (!ctx || seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(acct), 0) < 0 ||
+		    seccomp_load(ctx) < 0)
+			_exit(5);
+		seccomp_release(ctx);
+	} else if (test_become(65534, 65534, 0) < 0)
 		_exit(2);
 	r = revoke_with(g_caller_flags, 0, &rep);
 	e = errno;
@@ -440,6 +450,45 @@ static void unprivileged_seccomp_case(unsigned int flags)
 	CHECK(m.v[0] == -1 && m.v[1] == EBUSY,
 	      "revoke_ex as uid 65534 returned %lld (%s), expected EBUSY", (long long)m.v[0],
 	      strerror((int)m.v[1]));
+}
+
+/* A revoker under a seccomp filter of its own, root or not: the kernel
+ * refuses it PTRACE_O_SUSPEND_SECCOMP, so a holder under a filter is left
+ * alone, and the reason names the revoker's filter, not a capability root
+ * has. */
+static void t_filtered_caller_seccomp_holder(void)
+{
+	struct victim s, o, c;
+	struct msg m, reason;
+
+	make_scratch();
+	test_make_file(tpath, "hello", 0);
+	CHECK(chmod(tdir, 0755) == 0, "chmod: %s", strerror(errno));
+	g_seccomp = true;
+	s = victim_run(v_unpriv_holder);
+	recv_msg(&s);
+	g_seccomp = false;
+	o = victim_run(v_unpriv_holder);
+	recv_msg(&o);
+	g_holders[0] = s.pid;
+	g_holders[1] = o.pid;
+	g_caller_flags = REVOKE_BEST_EFFORT;
+	g_caller_filtered = true;
+	c = victim_run(v_unpriv_caller);
+	m = recv_msg(&c);
+	reason = recv_msg(&c);
+	((char *)reason.v)[sizeof(reason.v) - 1] = 0;
+	CHECK(proc_state(s.pid) != 'Z' && proc_state(s.pid) != 0, "the seccomp'd holder died");
+	CHECK(m.v[2] == EPERM, "seccomp'd holder error %lld (%s), expected EPERM",
+	      (long long)m.v[2], strerror((int)m.v[2]));
+	CHECK(strstr((char *)reason.v, "which a revoker under one"),
+	      "seccomp'd holder's reason \"%s\" does not name the revoker's own filter",
+	      (char *)reason.v);
+	CHECK(m.v[4] == REVOKE_STATE_CUT, "other holder's ref state %lld, expected cut",
+	      (long long)m.v[4]);
+	CHECK(proc_status_field(s.pid, "TracerPid") == 0, "seccomp'd holder left traced");
+	CHECK_READS(&s);
+	CHECK_CUT(&o);
 }
 
 /* ---- a failed call leaves a SIGSTOPped holder stopped, and mappings working ---- */
@@ -816,6 +865,7 @@ TEST_MAIN("revoke-allornothing", {"traced_holder_ebusy", t_traced_holder_ebusy, 
 	  {"vfork_holder_best_effort", t_vfork_holder_best_effort, 30},
 	  {"vfork_holder_plain_revoke", t_vfork_holder_plain_revoke, 40},
 	  TEST_TABLE(unprivileged_seccomp, unprivileged_seccomp_row),
+	  {"filtered_caller_seccomp_holder", t_filtered_caller_seccomp_holder, 30},
 	  {"failure_keeps_stopped_holder_stopped", t_failure_keeps_stopped_holder_stopped, 30},
 	  {"failure_leaves_mappings", t_failure_leaves_mappings, 30},
 	  {"vfork_child_holder_cut", t_vfork_child_holder_cut, 30},
