@@ -33,7 +33,6 @@ static int native_tty(const struct rv_run *run, size_t t)
 {
 	const struct rv_target *tg = &run->targets[t];
 	bool held = false;
-	char link[64];
 	int fd;
 
 	if (run->req.keep_fd >= 0 || (run->req.flags & REVOKE_NO_HANGUP) || !S_ISCHR(tg->mode) ||
@@ -47,8 +46,7 @@ static int native_tty(const struct rv_run *run, size_t t)
 	}
 	if (!held)
 		return -1;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", tg->path_fd);
-	fd = open(link, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	fd = rv_proc_open(RV_PROC_SELF, 0, O_RDWR | O_NOCTTY | O_NONBLOCK, "fd/%d", tg->path_fd);
 	return fd < 0 ? -1 : rv_keep_if_tty(fd);
 }
 

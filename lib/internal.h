@@ -8,9 +8,12 @@
 #ifndef REVOKE_INTERNAL_H
 #define REVOKE_INTERNAL_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "revoke.h"
@@ -514,6 +517,29 @@ void rv_dead_dir_remove(struct rv_dead_dir *d);
  * (-EOPNOTSUPP; WHY says why). NEED_CHROOT: it must also chroot(). */
 enum { RV_DEAD_DIR_NONE = 0, RV_DEAD_DIR_PATH, RV_DEAD_DIR_PIDFD };
 int rv_dead_dir_how(pid_t pid, bool need_chroot, const char **why);
+
+/* ---- /proc by name (proc/proc.c): the one place that spells a /proc path.
+ * PID is a process, or RV_PROC_SELF ("self"), RV_PROC_THREAD_SELF
+ * ("thread-self"), RV_PROC_TOP (/proc itself: locks, swaps); TID > 0 adds
+ * "task/TID". FMT (printf) names the file under it ("." the directory). The
+ * openers behave as the libc call they are named after (-1 or NULL with
+ * errno), and open close-on-exec. */
+#define RV_PROC_SELF	    0
+#define RV_PROC_TOP	    (-1)
+#define RV_PROC_THREAD_SELF (-2)
+extern const char rv_proc_root[]; /* "/proc", the scanners' default root */
+int rv_proc_path(char *buf, size_t size, pid_t pid, pid_t tid, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+int rv_proc_open(pid_t pid, pid_t tid, int flags, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+FILE *rv_proc_fopen(pid_t pid, pid_t tid, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+DIR *rv_proc_opendir(pid_t pid, pid_t tid, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+ssize_t rv_proc_readlink(pid_t pid, pid_t tid, char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+int rv_proc_statx(pid_t pid, pid_t tid, int flags, unsigned int mask, struct statx *stx,
+		  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* /proc/PID/NAME read whole into BUF, NUL-terminated: its length, or
  * -ESRCH (gone), -errno (proc/proc.c). */

@@ -46,7 +46,7 @@ static pid_t lock_owner(int fd)
 
 	if (fstat(fd, &st) < 0)
 		return 0;
-	f = fopen("/proc/locks", "re");
+	f = rv_proc_fopen(RV_PROC_TOP, 0, "locks");
 	if (!f)
 		return 0;
 	while (!pid && fgets(line, sizeof(line), f)) {
@@ -159,7 +159,7 @@ int rv_calls_of(uid_t uid, struct rv_calls *ret)
 			nfiles++;
 	}
 	if (nfiles) {
-		f = fopen("/proc/locks", "re");
+		f = rv_proc_fopen(RV_PROC_TOP, 0, "locks");
 		if (!f)
 			return negative_errno();
 		while (fgets(line, sizeof(line), f)) {

@@ -107,7 +107,7 @@ void rv_run_mark_all(struct rv_run *run, int from, int state, int error)
 void rv_run_scan_opts(struct rv_run *run, int phase, struct rv_scan_opts *o)
 {
 	*o = (struct rv_scan_opts){
-	    .proc_root = "/proc",
+	    .proc_root = rv_proc_root,
 	    .deadline_ns = rv_budget_deadline(&run->budget, phase),
 	    .flags = run->req.flags & (REVOKE_DISCOVERY_PROC | REVOKE_DISCOVERY_BPF),
 	    .ignore_fds = run->ignore_fds,

@@ -59,9 +59,6 @@ static int need_room(struct rv_cut *c)
 	return c->raise_op = op;
 }
 
-/* thread-self: the leader may be a zombie, whose /proc/PID/fd is empty. */
-static const char proc_fd[] = "/proc/thread-self/fd/";
-
 static int need_memfd(struct rv_cut *c)
 {
 	long args[6] = {0, MFD_CLOEXEC};
@@ -85,21 +82,25 @@ static int need_memfd(struct rv_cut *c)
 
 static int need_dead(struct rv_cut *c)
 {
-	char path[sizeof(proc_fd) + 24] = {0};
+	char path[64] = {0};
 	long args[6] = {0};
-	int m, off, op;
+	int m, off, op, len;
 
 	if (c->dead_op >= 0)
 		return c->dead_op;
 	m = need_memfd(c);
 	if (m < 0)
 		return m;
-	memcpy(path, proc_fd, sizeof(proc_fd) - 1);
+	/* thread-self: the leader may be a zombie, whose /proc/PID/fd is
+	 * empty. Room after it for the memfd's number, which the program
+	 * writes there (RV_OP_ITOA), then reopens as O_PATH. */
+	len = rv_proc_path(path, sizeof(path) - 24, RV_PROC_THREAD_SELF, 0, "fd/");
+	if (len < 0)
+		return len;
 	off = rv_prog_data(c->p, path, sizeof(path));
 	if (off < 0)
 		return off;
-	/* "/proc/thread-self/fd/" + the memfd's number, then reopened as O_PATH. */
-	args[0] = off + (long)sizeof(proc_fd) - 1;
+	args[0] = off + len;
 	op = rv_prog_add(c->p, RV_OP_ITOA, 0, args, RV_OPF_REQUIRED, m, 1);
 	if (op < 0)
 		return op;
@@ -240,13 +241,11 @@ long rv_cut_uring_outcome(const struct rv_prog *p, int op, long res)
 /* The number of threads of PID (0 when it cannot be read). */
 static size_t thread_count(pid_t pid)
 {
-	char path[64];
 	struct dirent *de;
 	size_t n = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
+	d = rv_proc_opendir(pid, 0, "task");
 	if (!d)
 		return 0;
 	while ((de = readdir(d)))

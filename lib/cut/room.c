@@ -30,16 +30,13 @@ static int list_fds(const struct rv_holder *h, int **ret)
 	_cleanup_free_ int *v = NULL;
 	struct dirent *de;
 	size_t n = 0, cap = 0;
-	char path[64];
 	DIR *d;
 
 	/* The injecting thread's view: the leader may be a zombie. */
 	if (h->self)
-		snprintf(path, sizeof(path), "/proc/self/fd");
+		d = rv_proc_opendir(RV_PROC_SELF, 0, "fd");
 	else
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/fd", (int)h->pub.pid,
-			 (int)rv_tracee_tid(h->tracee));
-	d = opendir(path);
+		d = rv_proc_opendir(h->pub.pid, rv_tracee_tid(h->tracee), "fd");
 	if (!d)
 		return negative_errno();
 	while ((de = readdir(d))) {

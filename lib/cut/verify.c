@@ -23,21 +23,19 @@
 static bool ref_is_cut(pid_t pid, const struct revoke_ref *ref)
 {
 	static const char dead[] = "/memfd:" RV_DEAD_NAME " (deleted)";
-	char path[96], buf[sizeof(dead) + 1];
+	char buf[sizeof(dead) + 1];
 	ssize_t n;
 
 	switch (ref->type) {
 	case REVOKE_REF_FD:
-		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, ref->fd);
-		n = readlink(path, buf, sizeof(buf));
+		n = rv_proc_readlink(pid, 0, buf, sizeof(buf), "fd/%d", ref->fd);
 		return n == (ssize_t)sizeof(dead) - 1 && memcmp(buf, dead, (size_t)n) == 0;
 	case REVOKE_REF_MAP: {
 		char line[512];
 		bool cut = false;
 		FILE *f;
 
-		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-		f = fopen(path, "re");
+		f = rv_proc_fopen(pid, 0, "maps");
 		if (!f)
 			return false;
 		while (!cut && fgets(line, sizeof(line), f)) {
@@ -80,7 +78,7 @@ size_t rv_cut_verify(struct rv_holder *h, uint64_t deadline)
 bool rv_is_dead_fd(int fd)
 {
 	static const char want[] = "/memfd:" RV_DEAD_NAME " (deleted)";
-	char link[64], buf[sizeof(want) + 1];
+	char buf[sizeof(want) + 1];
 	struct statx stx;
 	ssize_t n;
 
@@ -89,7 +87,6 @@ bool rv_is_dead_fd(int fd)
 		  &stx) < 0 ||
 	    !S_ISREG(stx.stx_mode) || stx.stx_nlink != 0 || stx.stx_size != 0)
 		return false;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, buf, sizeof(buf));
+	n = rv_proc_readlink(RV_PROC_SELF, 0, buf, sizeof(buf), "fd/%d", fd);
 	return n == (ssize_t)sizeof(want) - 1 && memcmp(buf, want, (size_t)n) == 0;
 }

@@ -64,12 +64,10 @@ static bool is_cut_registration(const struct rv_holder *h, const struct rv_targe
 
 static int read_fdinfo(pid_t pid, pid_t tid, int fd, char *buf, size_t size)
 {
-	char path[96];
 	_cleanup_close_ int f = -1;
 	size_t len = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/fdinfo/%d", pid, tid, fd);
-	f = open(path, O_RDONLY | O_CLOEXEC);
+	f = rv_proc_open(pid, tid, O_RDONLY, "fdinfo/%d", fd);
 	if (f < 0)
 		return negative_errno();
 	while (len < size - 1) {

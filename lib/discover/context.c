@@ -67,15 +67,14 @@ void rv_proc_ctx_done(struct scan_ctx *ctx)
 static bool maps_by_ino(const struct rv_target *targets, size_t ntargets)
 {
 	for (size_t t = 0; t < ntargets; t++) {
-		char path[64], text[1024];
+		char text[1024];
 		_cleanup_close_ int fd = -1;
 		struct rv_fdinfo fi;
 		ssize_t n;
 
 		if (targets[t].path_fd < 0 || major(targets[t].dev) == 0)
 			return false;
-		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", targets[t].path_fd);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = rv_proc_open(RV_PROC_SELF, 0, O_RDONLY, "fdinfo/%d", targets[t].path_fd);
 		if (fd < 0)
 			return false;
 		n = read(fd, text, sizeof(text) - 1);
@@ -92,7 +91,7 @@ static bool maps_by_ino(const struct rv_target *targets, size_t ntargets)
 int rv_proc_ctx_init(struct scan_ctx *ctx, const struct rv_target *targets, size_t ntargets,
 		     const struct rv_scan_opts *opts)
 {
-	const char *root = opts && opts->proc_root ? opts->proc_root : "/proc";
+	const char *root = opts && opts->proc_root ? opts->proc_root : rv_proc_root;
 	_cleanup_close_ int efd = -1;
 	struct statfs sfs;
 	struct stat st;
@@ -120,14 +119,13 @@ int rv_proc_ctx_init(struct scan_ctx *ctx, const struct rv_target *targets, size
 	if (!ctx->names)
 		return -ENOMEM;
 	for (size_t t = 0; t < ntargets; t++) {
-		char link[64], real[4096];
+		char real[4096];
 		ssize_t n = -1;
 		const char *base;
 
-		if (targets[t].path_fd >= 0) {
-			snprintf(link, sizeof(link), "/proc/self/fd/%d", targets[t].path_fd);
-			n = readlink(link, real, sizeof(real) - 1);
-		}
+		if (targets[t].path_fd >= 0)
+			n = rv_proc_readlink(RV_PROC_SELF, 0, real, sizeof(real), "fd/%d",
+					     targets[t].path_fd);
 		if (n > 0) {
 			static const char deleted[] = " (deleted)";
 			size_t dl = sizeof(deleted) - 1;

@@ -62,25 +62,21 @@ void rv_dead_dir_remove(struct rv_dead_dir *d)
 
 static bool same_link(pid_t pid, const char *name)
 {
-	char a[64], b[64], path[64];
+	char a[64], b[64];
 	ssize_t la, lb;
 
-	snprintf(path, sizeof(path), "/proc/%d/ns/%s", pid, name);
-	la = readlink(path, a, sizeof(a));
-	snprintf(path, sizeof(path), "/proc/self/ns/%s", name);
-	lb = readlink(path, b, sizeof(b));
+	la = rv_proc_readlink(pid, 0, a, sizeof(a), "ns/%s", name);
+	lb = rv_proc_readlink(RV_PROC_SELF, 0, b, sizeof(b), "ns/%s", name);
 	return la > 0 && la == lb && memcmp(a, b, (size_t)la) == 0;
 }
 
 static bool same_root(pid_t pid)
 {
 	struct statx a, b;
-	char path[64];
 	unsigned int mask = STATX_INO | STATX_MNT_ID;
 
-	snprintf(path, sizeof(path), "/proc/%d/root", pid);
-	return statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, mask, &a) == 0 &&
-	       statx(AT_FDCWD, "/proc/self/root", AT_STATX_DONT_SYNC, mask, &b) == 0 &&
+	return rv_proc_statx(pid, 0, AT_STATX_DONT_SYNC, mask, &a, "root") == 0 &&
+	       rv_proc_statx(RV_PROC_SELF, 0, AT_STATX_DONT_SYNC, mask, &b, "root") == 0 &&
 	       a.stx_ino == b.stx_ino && a.stx_dev_major == b.stx_dev_major &&
 	       a.stx_dev_minor == b.stx_dev_minor && rv_stx_mnt_id(&a) == rv_stx_mnt_id(&b);
 }

@@ -28,10 +28,15 @@
 #define STATX_ATTR_MOUNT_ROOT 0x00002000
 #endif
 
-static struct libmnt_table *table_of(const char *mountinfo)
+/* PID's mount table (RV_PROC_SELF: ours), or NULL. */
+static struct libmnt_table *table_of(pid_t pid)
 {
-	struct libmnt_table *tb = mnt_new_table();
+	struct libmnt_table *tb;
+	char mountinfo[64];
 
+	if (rv_proc_path(mountinfo, sizeof(mountinfo), pid, 0, "mountinfo") < 0)
+		return NULL;
+	tb = mnt_new_table();
 	if (!tb)
 		return NULL;
 	if (mnt_table_parse_file(tb, mountinfo) != 0) {
@@ -176,18 +181,17 @@ static int resolve_one(const struct rv_request *req, const char *path, const str
  * with one process of it; stops at FN's first error. */
 static int each_other_namespace(int (*fn)(pid_t, struct libmnt_table *, void *), void *arg)
 {
-	_cleanup_closedir_ DIR *d = opendir("/proc");
+	_cleanup_closedir_ DIR *d = rv_proc_opendir(RV_PROC_TOP, 0, ".");
 	_cleanup_free_ char(*seen)[64] = NULL;
-	char self_ns[64] = "", link[64], ns[64];
+	char self_ns[64] = "", ns[64];
 	size_t nseen = 0, cap = 0;
 	struct dirent *e;
 	int r = 0;
 	ssize_t len;
 
-	len = readlink("/proc/self/ns/mnt", self_ns, sizeof(self_ns) - 1);
+	len = rv_proc_readlink(RV_PROC_SELF, 0, self_ns, sizeof(self_ns), "ns/mnt");
 	if (!d || len <= 0)
 		return 0;
-	self_ns[len] = '\0';
 	while (r >= 0 && (e = readdir(d))) {
 		struct libmnt_table *tb;
 		bool dup = false;
@@ -195,11 +199,9 @@ static int each_other_namespace(int (*fn)(pid_t, struct libmnt_table *, void *),
 
 		if (rv_parse_int(e->d_name, &pid) < 0)
 			continue;
-		snprintf(link, sizeof(link), "/proc/%d/ns/mnt", pid);
-		len = readlink(link, ns, sizeof(ns) - 1);
+		len = rv_proc_readlink(pid, 0, ns, sizeof(ns), "ns/mnt");
 		if (len <= 0) /* a kernel thread, gone, or not ours to see */
 			continue;
-		ns[len] = '\0';
 		if (strcmp(ns, self_ns) == 0)
 			continue;
 		for (size_t i = 0; i < nseen && !dup; i++)
@@ -216,8 +218,7 @@ static int each_other_namespace(int (*fn)(pid_t, struct libmnt_table *, void *),
 			cap = ncap;
 		}
 		memcpy(seen[nseen++], ns, sizeof(ns));
-		snprintf(link, sizeof(link), "/proc/%d/mountinfo", pid);
-		tb = table_of(link);
+		tb = table_of(pid);
 		if (!tb)
 			continue;
 		r = fn(pid, tb, arg);
@@ -300,7 +301,7 @@ static int add_copies(pid_t pid, struct libmnt_table *tb, void *arg)
 int rv_mounts_resolve(const struct rv_request *req, const struct rv_guard *guard,
 		      struct rv_target **ret, size_t *ret_n)
 {
-	struct libmnt_table *tb = table_of("/proc/self/mountinfo");
+	struct libmnt_table *tb = table_of(RV_PROC_SELF);
 	struct rv_target *v = NULL;
 	size_t n = 0, cap = 0;
 	int r = 0;
@@ -419,7 +420,7 @@ static void unescape(char *s)
 
 static int swap_users(const struct rv_target *t, size_t n, struct rv_holders *hs)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/swaps", "re");
+	_cleanup_fclose_ FILE *f = rv_proc_fopen(RV_PROC_TOP, 0, "swaps");
 	char line[4352], name[4096], type[32];
 	int added = 0, r;
 
@@ -503,13 +504,12 @@ static int ns_user(pid_t pid, struct libmnt_table *tb, void *arg)
 		if (have_id(u->t, u->n, (uint64_t)mnt_fs_get_id(fs)))
 			continue;
 		for (size_t i = 0; i < u->n; i++) {
-			char comm[64] = "?", path[64];
+			char comm[64] = "?";
 			_cleanup_fclose_ FILE *f = NULL;
 
 			if (u->t[i].dev != dev)
 				continue;
-			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-			f = fopen(path, "re");
+			f = rv_proc_fopen(pid, 0, "comm");
 			if (f && fgets(comm, sizeof(comm), f))
 				comm[strcspn(comm, "\n")] = '\0';
 			r = add_user(u->hs, pid, comm, REVOKE_REF_MOUNT, i);
@@ -599,7 +599,7 @@ int rv_mounts_umount(const struct rv_target *t, size_t n, bool native, size_t *r
 			order[k++] = &t[i];
 	qsort(order, k, sizeof(*order), cmp_depth_desc);
 	for (size_t i = 0; i < k && r == 0; i++) {
-		struct libmnt_table *tb = table_of("/proc/self/mountinfo");
+		struct libmnt_table *tb = table_of(RV_PROC_SELF);
 		struct libmnt_context *cxt;
 		struct libmnt_fs *fs;
 		char target[4096];

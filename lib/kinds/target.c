@@ -298,14 +298,14 @@ int rv_targets_resolve(const struct rv_request *req, const struct rv_guard *guar
 
 	if (req->fds) {
 		for (size_t i = 0; i < n; i++) {
-			char link[64], buf[4096];
+			char buf[4096];
 			ssize_t len;
 
 			/* The file the descriptor holds, never a path looked up
 			 * again: what a client swaps in after it sent it is not
 			 * what is revoked. The name is for reports only. */
-			snprintf(link, sizeof(link), "/proc/self/fd/%d", t[i].path_fd);
-			len = readlink(link, buf, sizeof(buf) - 1);
+			len = rv_proc_readlink(RV_PROC_SELF, 0, buf, sizeof(buf), "fd/%d",
+					       t[i].path_fd);
 			if (len < 0)
 				len = snprintf(buf, sizeof(buf), "fd %d", t[i].path_fd);
 			buf[len] = 0;
@@ -314,11 +314,10 @@ int rv_targets_resolve(const struct rv_request *req, const struct rv_guard *guar
 				goto fail;
 		}
 	} else if (!req->paths) {
-		char link[64], buf[4096];
+		char buf[4096];
 		ssize_t len;
 
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", req->fd);
-		len = readlink(link, buf, sizeof(buf) - 1);
+		len = rv_proc_readlink(RV_PROC_SELF, 0, buf, sizeof(buf), "fd/%d", req->fd);
 		if (len < 0)
 			len = snprintf(buf, sizeof(buf), "fd %d", req->fd);
 		buf[len] = 0;
@@ -407,7 +406,6 @@ int rv_target_reopen(const struct rv_request *req, struct rv_target *tg)
 int rv_ns_open(pid_t pid, int *ret_root, int *ret_cwd)
 {
 	_cleanup_close_ int pidfd = -1, root = -1, cwd = -1;
-	char path[64];
 
 	/* The pidfd pins the process we were named, so that what /proc shows
 	 * below is checked to be still its own (a pid reused meanwhile). */
@@ -417,12 +415,10 @@ int rv_ns_open(pid_t pid, int *ret_root, int *ret_cwd)
 	/* /proc/PID/root and cwd can be followed only with ptrace read access
 	 * (PTRACE_MODE_READ_FSCREDS): who could not look into its namespace
 	 * learns nothing of what is there. */
-	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
-	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	root = rv_proc_open(pid, 0, O_PATH | O_DIRECTORY, "root");
 	if (root < 0)
 		return errno == EACCES ? -EPERM : errno == ENOENT ? -ESRCH : negative_errno();
-	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
-	cwd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cwd = rv_proc_open(pid, 0, O_PATH | O_DIRECTORY, "cwd");
 	if (cwd < 0)
 		return errno == EACCES ? -EPERM : errno == ENOENT ? -ESRCH : negative_errno();
 	if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)

@@ -14,11 +14,9 @@
  * thread shares the address space): the descriptor, or -errno. */
 static int mem_fd(struct rv_tracee *t)
 {
-	char path[64];
 
 	if (t->mem_fd < 0) {
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", t->pid, t->inj->tid);
-		t->mem_fd = open(path, O_RDWR | O_CLOEXEC);
+		t->mem_fd = rv_proc_open(t->pid, t->inj->tid, O_RDWR, "mem");
 		if (t->mem_fd < 0)
 			return negative_errno();
 	}
@@ -67,14 +65,13 @@ bool rv_mem_read_at_once(struct rv_tracee *t, const struct iovec *local, const s
  * 1, 0, or -errno. */
 static int range_writable(const struct rv_tracee *t, uint64_t addr, size_t len)
 {
-	char path[64], *line = NULL;
+	char *line = NULL;
 	size_t cap = 0;
 	uint64_t at = addr, end = addr + len;
 	FILE *f;
 	int r = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", t->pid, t->inj->tid);
-	f = fopen(path, "re");
+	f = rv_proc_fopen(t->pid, t->inj->tid, "maps");
 	if (!f)
 		return negative_errno();
 	while (at < end && getline(&line, &cap, f) > 0) {

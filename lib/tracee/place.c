@@ -31,7 +31,7 @@ static size_t vdso_map_len(uint64_t base)
 {
 	char line[512];
 	size_t len = 0;
-	FILE *f = fopen("/proc/self/maps", "re");
+	FILE *f = rv_proc_fopen(RV_PROC_SELF, 0, "maps");
 
 	if (!f)
 		return 0;
@@ -78,13 +78,11 @@ static void vdso_init(void)
 /* The holder's vDSO base from its auxiliary vector. */
 static int holder_vdso(struct rv_tracee *t, uint64_t *ret)
 {
-	char path[64];
 	uint64_t av[2 * 64];
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/auxv", t->pid, t->inj->tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = rv_proc_open(t->pid, t->inj->tid, O_RDONLY, "auxv");
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : negative_errno();
 	n = read(fd, av, sizeof(av));
@@ -217,14 +215,13 @@ static int place_vdso32(struct rv_tracee *t, FILE *maps, size_t len, uint64_t *r
  */
 static int place_elf_tail(struct rv_tracee *t, size_t len, uint64_t *ret_addr)
 {
-	char path[64], line[4096];
+	char line[4096];
 	struct rv_maps_entry first = {0};
 	char first_path[4096] = "";
 	FILE *f;
 	int r = -ENOSPC;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", t->pid, t->inj->tid);
-	f = fopen(path, "re");
+	f = rv_proc_fopen(t->pid, t->inj->tid, "maps");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : negative_errno();
 	if (t->compat)

@@ -77,10 +77,8 @@ int rv_read_status(pid_t pid, pid_t tid, struct rv_proc_status *ret)
 	char path[64], buf[4096];
 	ssize_t l;
 
-	if (tid > 0)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (rv_proc_path(path, sizeof(path), pid, tid, "status") < 0)
+		return -ENAMETOOLONG;
 	l = read_text(path, buf, sizeof(buf));
 	if (l < 0)
 		return (int)l;
@@ -92,7 +90,8 @@ static int read_stat(pid_t pid, pid_t tid, struct rv_proc_stat *ret)
 	char path[64], buf[1024];
 	ssize_t l;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	if (rv_proc_path(path, sizeof(path), pid, tid, "stat") < 0)
+		return -ENAMETOOLONG;
 	l = read_text(path, buf, sizeof(buf));
 	if (l < 0)
 		return (int)l;
@@ -132,7 +131,7 @@ static size_t our_tracers(pid_t *v, size_t cap)
 	struct rv_proc_status st;
 	size_t n = 0;
 	pid_t pid;
-	DIR *d = opendir("/proc/self/task");
+	DIR *d = rv_proc_opendir(RV_PROC_SELF, 0, "task");
 	struct dirent *de;
 
 	while (d && (de = readdir(d))) {
@@ -187,7 +186,6 @@ static int add_thread(struct rv_tracee *t, pid_t tid)
  * getdents64 without opendir(), whose fstat is one syscall more per holder. */
 static int list_tasks(pid_t pid, pid_t **ret, size_t *ret_n)
 {
-	char path[64];
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ pid_t *v = NULL;
 	size_t n = 0, cap = 0;
@@ -196,8 +194,7 @@ static int list_tasks(pid_t pid, pid_t **ret, size_t *ret_n)
 		char buf[4096];
 	} u;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = rv_proc_open(pid, 0, O_RDONLY | O_DIRECTORY, "task");
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : negative_errno();
 	for (;;) {
@@ -235,9 +232,9 @@ static void read_pre_syscall(pid_t pid, struct rv_thread *th)
 {
 	char path[64], buf[256];
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, th->tid);
-	th->have_pre =
-	    read_text(path, buf, sizeof(buf)) > 0 && rv_parse_syscall(buf, &th->pre) == 0;
+	th->have_pre = rv_proc_path(path, sizeof(path), pid, th->tid, "syscall") > 0 &&
+		       read_text(path, buf, sizeof(buf)) > 0 &&
+		       rv_parse_syscall(buf, &th->pre) == 0;
 }
 
 /* The first argument of the call REGS show TID returned from, when the

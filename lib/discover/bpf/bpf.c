@@ -323,7 +323,7 @@ static int run_iter(struct bpf_scan *s, int pass, int link_fd, char *buf, size_t
  * or a process found through /proc only): the /proc scanner's sources. */
 static int info_from_proc(const struct rv_scan_opts *opts, struct rv_holder *h)
 {
-	const char *root = opts && opts->proc_root ? opts->proc_root : "/proc";
+	const char *root = opts && opts->proc_root ? opts->proc_root : rv_proc_root;
 	const char *names[] = {"stat", "status"};
 	struct rv_proc_status status;
 	struct rv_proc_stat st;
@@ -655,7 +655,7 @@ int rv_scan_bpf(const struct rv_target *targets, size_t ntargets, const struct r
 	_cleanup_free_ char *buf = NULL;
 	int r;
 
-	if (opts && opts->proc_root && strcmp(opts->proc_root, "/proc") != 0)
+	if (opts && opts->proc_root && strcmp(opts->proc_root, rv_proc_root) != 0)
 		return -EOPNOTSUPP; /* a saved tree: only /proc can read it */
 	if (ntargets > RV_BPF_MAX_TARGETS)
 		return -EOPNOTSUPP;
