@@ -2,7 +2,7 @@
 /*
  * The guest's /init: mounts what the tests need, runs the series' kselftest
  * /bin/revoke_test (TAP output; or, with REVOKE_BENCH=1 on the kernel command
- * line, /bin/revoke-bench) and /bin/native-test (lib/native.c against this
+ * line, /bin/revoke-bench) and /bin/native-test (lib/native/native.c against this
  * kernel), then every program listed in /extra/run (one per line) with /bin on
  * PATH, prints the final marker and powers off. kernel/run-tests decides from
  * this output.
@@ -73,7 +73,7 @@ int main(void)
 		char *argv[] = {"/bin/revoke_test", NULL};
 		run(NULL, argv);
 		if (access("/bin/native-test", X_OK) == 0) {
-			/* lib/native.c against this kernel, whichever engine the
+			/* lib/native/native.c against this kernel, whichever engine the
 			 * suite is told to use (REVOKE_ENGINE=ptrace from the
 			 * kernel command line: kernel/run-tests --userspace). */
 			char *nargv[] = {"/bin/native-test", NULL};

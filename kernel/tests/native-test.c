@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/native.c against the running kernel: on the patched kernel the probe must
+ * lib/native/native.c against the running kernel: on the patched kernel the probe must
  * find revokeat(2) (the marker's "revokeat NR" line + revokeat(-1, "",
  * AT_EMPTY_PATH) == EBADF) and it must work through the library's functions;
  * REVOKE_ENGINE=ptrace must turn it off. On any other kernel (no marker) the
  * probe must say no and never make the call.
- * Built by kernel/run-tests with lib/native.c; one PASS/FAIL line per case.
+ * Built by kernel/run-tests with lib/native/native.c; one PASS/FAIL line per case.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,7 +20,7 @@
 
 #include "internal.h"
 
-/* lib/native.c: not in internal.h yet. */
+/* lib/native/native.c: not in internal.h yet. */
 int rv_native_revoke_file(int fd);
 
 static int failed;

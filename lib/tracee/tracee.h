@@ -248,7 +248,7 @@ void rv_sib_uninfect(struct rv_tracee *t);
 
 /*
  * Fault injection for the tests that prove a holder survives our death at
- * every step (tests/test-unit-death.c), as CRIU's CRIU_FAULT: when the
+ * every step (tests/unit/test-unit-death.c), as CRIU's CRIU_FAULT: when the
  * environment's REVOKE_FAULT names POINT, the whole calling process is
  * SIGKILLed there. Read once; costs a string compare when set, nothing else.
  */

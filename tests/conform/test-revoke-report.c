@@ -259,7 +259,7 @@ static void t_holders_sorted_by_pid(void)
 	revoke_report_free(rep);
 }
 
-/* ---- more holders than one cut group (lib/engine.c cuts and releases 128 at a time) ---- */
+/* ---- more holders than one cut group (the engine cuts and releases 128 at a time) ---- */
 
 #define NMANY 300
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* rv_parse_maps_line on every line of the input (as lib/scan.c splits
+/* rv_parse_maps_line on every line of the input (as lib/discover/proc_one.c splits
  * /proc/PID/maps), then on the whole input as one string. */
 #include <errno.h>
 #include <sys/mman.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * rv_fdinfo_next_user_file: the "UserFiles:" list of an io_uring fdinfo,
- * iterated as lib/scan.c (check_uring) does: a 4096-byte name buffer, and an
+ * iterated as lib/discover/hidden.c does: a 4096-byte name buffer, and an
  * error (-ENAMETOOLONG) skips to the next call. Each call must move on, or
  * that loop never ends. Then once more with a tiny buffer, stopping at the
  * first error.
@@ -23,7 +23,7 @@ static void iterate(const char *text, size_t size, int stop_on_error)
 
 		FUZZ_ASSERT(calls <= textlen + 1,
 			    "no end after %zu calls on %zu bytes (name buffer %zu): a caller "
-			    "that skips an error, as lib/scan.c check_uring does, loops forever",
+			    "that skips an error, as lib/discover/hidden.c does, loops forever",
 			    calls, textlen, size);
 		r = rv_fdinfo_next_user_file(text, &cursor, name, size);
 		if (r == 1)

@@ -83,7 +83,7 @@ static inline const struct revoke_ref *find_ref(const struct revoke_holder *h, i
 	return NULL;
 }
 
-/* Whether revoke here goes to the native syscalls (kernel/), as lib/native.c
+/* Whether revoke here goes to the native syscalls (kernel/), as lib/native/native.c
  * decides: the marker of the patched kernel, unless REVOKE_ENGINE=ptrace. */
 static inline bool engine_native(void)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the cut (lib/cut.c) in a stopped victim and in the caller:
+ * Unit tests of the cut (lib/cut/) in a stopped victim and in the caller:
  * dead descriptors and SIGBUS mappings, exactly as the victim sees them.
  */
 #include <linux/capability.h>

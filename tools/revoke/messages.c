@@ -61,7 +61,7 @@ static const char *msg_target(const struct revoke_report *rep, size_t t)
 }
 
 /* What a dead descriptor's link says: the memfd an earlier userspace revoke
- * put in its place (lib/cut.c). */
+ * put in its place (lib/cut/). */
 #define DEAD_LINK "/memfd:revoked (deleted)"
 
 static bool is_dead_descriptor(const char *path, bool nofollow)
