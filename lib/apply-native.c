@@ -19,6 +19,7 @@
 
 #include "kinds/target.h"
 #include "run.h"
+#include "kinds/refkind.h"
 
 /*
  * A fresh descriptor of tty target T for the native engine's hangup, or < 0.
@@ -42,7 +43,8 @@ static int native_tty(const struct rv_run *run, size_t t)
 		const struct rv_holder *h = &run->holders.v[i];
 
 		for (size_t j = 0; j < h->pub.nrefs && !held; j++)
-			held = h->pub.refs[j].type == REVOKE_REF_FD && h->pub.refs[j].target == t;
+			held =
+			    rv_refkind_of(&h->pub.refs[j])->in_table && h->pub.refs[j].target == t;
 	}
 	if (!held)
 		return -1;
@@ -108,8 +110,7 @@ int rv_run_native(struct rv_run *run)
 			struct revoke_ref *ref = &run->holders.v[i].pub.refs[j];
 
 			if (ref->state == REVOKE_STATE_FOUND &&
-			    (ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT ||
-			     run->holders.v[i].alias))
+			    (rv_refkind_of(ref)->dir != RV_DIR_NONE || run->holders.v[i].alias))
 				rv_ref_unreachable(ref, EOPNOTSUPP, &dirs);
 		}
 	if (dirs && !(run->req.flags & REVOKE_BEST_EFFORT)) {
@@ -151,10 +152,8 @@ int rv_run_native_umount(struct rv_run *run)
 
 			if (ref->state != REVOKE_STATE_FOUND)
 				continue;
-			if (ref->type == REVOKE_REF_EXE)
-				rv_ref_unreachable(ref, EOPNOTSUPP, &refused);
-			else if (ref->type == REVOKE_REF_MAP && (ref->prot & PROT_EXEC))
-				rv_ref_unreachable(ref, ETXTBSY, &refused);
+			if (rv_ref_native_refusal(ref))
+				rv_ref_unreachable(ref, rv_ref_native_refusal(ref), &refused);
 		}
 		rv_mark_code(run, h, &refused);
 	}

@@ -23,6 +23,7 @@
 #include "budget.h"
 #include "cut/wake.h"
 #include "run.h"
+#include "kinds/refkind.h"
 
 static int commit_hook(void *arg, uint64_t *ret_finish)
 {
@@ -50,7 +51,7 @@ static int grab_tty(struct rv_run *run, unsigned int target)
 			struct revoke_ref *ref = &h->pub.refs[j];
 			int fd;
 
-			if (ref->type != REVOKE_REF_FD || ref->target != target ||
+			if (!rv_refkind_of(ref)->in_table || ref->target != target ||
 			    ref->state != REVOKE_STATE_FOUND)
 				continue;
 			if (h->self)
@@ -222,7 +223,7 @@ static int make_dead_dir(struct rv_run *run)
 			const struct revoke_ref *ref = &h->pub.refs[j];
 
 			if (ref->state == REVOKE_STATE_FOUND &&
-			    (ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT))
+			    rv_refkind_of(ref)->dir != RV_DIR_NONE)
 				return rv_dead_dir_make(run->targets, run->ntargets,
 							&run->dead_dir);
 		}

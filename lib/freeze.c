@@ -22,6 +22,7 @@
 #include "budget.h"
 #include "discover/proc.h"
 #include "run.h"
+#include "kinds/refkind.h"
 
 /* A stable set of holders should appear within a couple of rounds; this only
  * bounds a pathological stream of new processes opening the file anew. */
@@ -58,8 +59,7 @@ void rv_drop_revoke_calls(struct rv_run *run, size_t from)
 		for (size_t j = 0; j < h->pub.nrefs; j++) {
 			const struct revoke_ref *ref = &h->pub.refs[j];
 
-			if ((ref->type == REVOKE_REF_FD && (ref->open_flags & O_PATH)) ||
-			    ref->type == REVOKE_REF_INFLIGHT)
+			if (rv_ref_maybe_lookup(ref))
 				continue;
 			h->pub.refs[k++] = *ref;
 		}

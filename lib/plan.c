@@ -27,6 +27,7 @@
 #include "discover/proc.h"
 #include "kinds/target.h"
 #include "run.h"
+#include "kinds/refkind.h"
 
 static int summarise(const struct rv_holder *h)
 {
@@ -178,7 +179,7 @@ static bool needs_userspace(const struct rv_run *run)
 		for (size_t j = 0; j < run->holders.v[i].pub.nrefs; j++) {
 			const struct revoke_ref *ref = &run->holders.v[i].pub.refs[j];
 
-			if (ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT)
+			if (rv_refkind_of(ref)->dir != RV_DIR_NONE)
 				return true;
 		}
 	}

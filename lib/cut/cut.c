@@ -52,9 +52,9 @@ static int build(struct rv_holder *h, const struct rv_dead_dir *dd, size_t from,
 
 		if (ref->state != REVOKE_STATE_FOUND)
 			continue;
-		c.has_cwd |= ref->type == REVOKE_REF_CWD;
-		root |= ref->type == REVOKE_REF_ROOT;
-		dirs |= ref->type == REVOKE_REF_CWD || ref->type == REVOKE_REF_ROOT;
+		c.has_cwd |= rv_refkind_of(ref)->dir == RV_DIR_CWD;
+		root |= rv_refkind_of(ref)->dir == RV_DIR_ROOT;
+		dirs |= rv_refkind_of(ref)->dir != RV_DIR_NONE;
 	}
 	if (dirs)
 		r = rv_cut_need_dead_dir(&c);
@@ -150,8 +150,8 @@ static void outcomes(struct rv_holder *h, size_t from, size_t to, const struct r
 		res = rv_prog_result(p, ops[i], &ran);
 		if (!ran)
 			res = prep < 0 ? prep : -ECANCELED;
-		else if (ref->type == REVOKE_REF_URING)
-			res = rv_cut_uring_outcome(p, ops[i], res);
+		else if (rv_refkind_of(ref)->outcome)
+			res = rv_refkind_of(ref)->outcome(p, ops[i], res);
 		set_outcome(ref, res < 0 ? (int)res : 0, first);
 	}
 }
@@ -194,10 +194,11 @@ static int probe_rings(struct rv_holder **hs, size_t n)
 			const struct revoke_ref *ref = &h->pub.refs[j];
 			bool probed = false;
 
-			if (ref->state != REVOKE_STATE_FOUND || ref->type != REVOKE_REF_URING)
+			if (ref->state != REVOKE_STATE_FOUND || !rv_refkind_of(ref)->add_probe)
 				continue;
+			/* One probe per ring: its slots are refs of one fd. */
 			for (size_t k = 0; k < j && !probed; k++)
-				probed = h->pub.refs[k].type == REVOKE_REF_URING &&
+				probed = h->pub.refs[k].type == ref->type &&
 					 h->pub.refs[k].state == REVOKE_STATE_FOUND &&
 					 h->pub.refs[k].fd == ref->fd;
 			if (probed)
@@ -205,7 +206,7 @@ static int probe_rings(struct rv_holder **hs, size_t n)
 			if (!c.p && !(c.p = rv_prog_new()))
 				r = -ENOMEM;
 			if (r >= 0)
-				r = rv_cut_add_ring_probe(&c, ref);
+				r = rv_refkind_of(ref)->add_probe(&c, ref);
 		}
 		progs[i] = c.p;
 		if (c.p && h->self)
@@ -231,7 +232,7 @@ static int probe_rings(struct rv_holder **hs, size_t n)
 		if (e < 0) {
 			for (size_t j = 0; j < h->pub.nrefs; j++)
 				if (h->pub.refs[j].state == REVOKE_STATE_FOUND &&
-				    h->pub.refs[j].type == REVOKE_REF_URING) {
+				    rv_refkind_of(&h->pub.refs[j])->add_probe) {
 					h->pub.refs[j].state = REVOKE_STATE_FAILED;
 					h->pub.refs[j].error = (int)-e;
 				}
@@ -477,4 +478,34 @@ int rv_cut_holder(struct rv_holder *h, struct rv_tracee *t)
 	h->tracee = t;
 	q = rv_cut_holders(&h, 1, 0, NULL, &r);
 	return q < 0 ? q : r;
+}
+
+/* Whether REF of PID is cut, as /proc shows it now (verify.c). */
+static bool ref_is_cut(pid_t pid, const struct revoke_ref *ref)
+{
+	const struct rv_refkind *k = rv_refkind_of(ref);
+
+	return k->shows_cut && k->shows_cut(pid, ref);
+}
+
+size_t rv_cut_verify(struct rv_holder *h, uint64_t deadline)
+{
+	size_t left;
+
+	for (unsigned int n = 0;;) {
+		left = 0;
+		for (size_t i = 0; i < h->pub.nrefs; i++) {
+			struct revoke_ref *ref = &h->pub.refs[i];
+
+			if (ref->state != REVOKE_STATE_FAILED || ref->error != ETIMEDOUT)
+				continue;
+			if (ref_is_cut(h->pub.pid, ref)) {
+				ref->state = REVOKE_STATE_CUT;
+				ref->error = 0;
+			} else
+				left++;
+		}
+		if (!left || !rv_ptrace_backoff(&n, deadline))
+			return left;
+	}
 }

@@ -33,14 +33,9 @@ struct rv_cut {
 
 /* Ends the program by closing what op REF opened, when it opened it. */
 int rv_cut_add_close(struct rv_cut *c, int ref);
-/* The ops that ask, with no change, whether REF's ring takes updates from
- * the thread the program runs in. */
-int rv_cut_add_ring_probe(struct rv_cut *c, const struct revoke_ref *ref);
 /* The ops that open the dead directory, and save the cwd before a chroot. */
 int rv_cut_need_dead_dir(struct rv_cut *c);
 int rv_cut_need_cwd_saved(struct rv_cut *c);
-/* What cutting a URING ref (op OP of P) gave, from the update's RES. */
-long rv_cut_uring_outcome(const struct rv_prog *p, int op, long res);
 
 struct rv_room {
 	int raise_op, restore_op, orig_off;

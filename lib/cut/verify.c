@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What a cut did, as /proc shows it: a reference of a holder whose program
- * outlived its wait, and the caller's own descriptors (a dead one left by an
- * earlier revoke).
+ * outlived its wait (each kind's shows_cut, which cut.c's rv_cut_verify()
+ * asks through the table), and the caller's own descriptors (a dead one left
+ * by an earlier revoke).
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,61 +19,37 @@
 
 #include "cut/cut.h"
 
-/* Whether REF of PID is cut, as /proc shows it now: a descriptor or a
- * mapping of the dead file, a cwd or root that left the target. */
-static bool ref_is_cut(pid_t pid, const struct revoke_ref *ref)
+static const char dead[] = "/memfd:" RV_DEAD_NAME " (deleted)";
+
+/* Whether /proc shows REF of PID cut now: a descriptor of the dead file. */
+bool rv_fd_shows_cut(pid_t pid, const struct revoke_ref *ref)
 {
-	static const char dead[] = "/memfd:" RV_DEAD_NAME " (deleted)";
 	char buf[sizeof(dead) + 1];
 	ssize_t n;
 
-	switch (ref->type) {
-	case REVOKE_REF_FD:
-		n = rv_proc_readlink(pid, 0, buf, sizeof(buf), "fd/%d", ref->fd);
-		return n == (ssize_t)sizeof(dead) - 1 && memcmp(buf, dead, (size_t)n) == 0;
-	case REVOKE_REF_MAP: {
-		char line[512];
-		bool cut = false;
-		FILE *f;
-
-		f = rv_proc_fopen(pid, 0, "maps");
-		if (!f)
-			return false;
-		while (!cut && fgets(line, sizeof(line), f)) {
-			struct rv_maps_entry e;
-
-			line[strcspn(line, "\n")] = 0;
-			cut = rv_parse_maps_line(line, &e) == 0 && e.start == ref->start &&
-			      e.path && strcmp(e.path, dead) == 0;
-		}
-		fclose(f);
-		return cut;
-	}
-	default:
-		return false; /* nothing in /proc tells */
-	}
+	n = rv_proc_readlink(pid, 0, buf, sizeof(buf), "fd/%d", ref->fd);
+	return n == (ssize_t)sizeof(dead) - 1 && memcmp(buf, dead, (size_t)n) == 0;
 }
 
-size_t rv_cut_verify(struct rv_holder *h, uint64_t deadline)
+/* A mapping of the dead file where REF was. */
+bool rv_map_shows_cut(pid_t pid, const struct revoke_ref *ref)
 {
-	size_t left;
+	char line[512];
+	bool cut = false;
+	FILE *f;
 
-	for (unsigned int n = 0;;) {
-		left = 0;
-		for (size_t i = 0; i < h->pub.nrefs; i++) {
-			struct revoke_ref *ref = &h->pub.refs[i];
+	f = rv_proc_fopen(pid, 0, "maps");
+	if (!f)
+		return false;
+	while (!cut && fgets(line, sizeof(line), f)) {
+		struct rv_maps_entry e;
 
-			if (ref->state != REVOKE_STATE_FAILED || ref->error != ETIMEDOUT)
-				continue;
-			if (ref_is_cut(h->pub.pid, ref)) {
-				ref->state = REVOKE_STATE_CUT;
-				ref->error = 0;
-			} else
-				left++;
-		}
-		if (!left || !rv_ptrace_backoff(&n, deadline))
-			return left;
+		line[strcspn(line, "\n")] = 0;
+		cut = rv_parse_maps_line(line, &e) == 0 && e.start == ref->start && e.path &&
+		      strcmp(e.path, dead) == 0;
 	}
+	fclose(f);
+	return cut;
 }
 
 bool rv_is_dead_fd(int fd)

@@ -11,6 +11,7 @@
 #include "arch/arch.h"
 #include "kinds/target.h"
 #include "cut/wake.h"
+#include "kinds/refkind.h"
 
 #define MAX_EVENTS 64
 
@@ -53,7 +54,7 @@ static bool is_cut_registration(const struct rv_holder *h, const struct rv_targe
 {
 	for (size_t i = 0; i < h->pub.nrefs; i++) {
 		const struct revoke_ref *ref = &h->pub.refs[i];
-		if (ref->type != REVOKE_REF_FD || ref->fd != it->tfd ||
+		if (!rv_refkind_of(ref)->in_table || ref->fd != it->tfd ||
 		    ref->state != REVOKE_STATE_FOUND || ref->target >= ntargets)
 			continue;
 		if (rv_target_match_kdev(&targets[ref->target], it->sdev, it->ino))
@@ -92,7 +93,7 @@ int rv_wake_collect(struct rv_holder *h, const struct rv_target *targets, size_t
 
 	*ret = NULL;
 	for (size_t i = 0; i < h->pub.nrefs && !any_fd; i++)
-		any_fd = h->pub.refs[i].type == REVOKE_REF_FD &&
+		any_fd = rv_refkind_of(&h->pub.refs[i])->in_table &&
 			 h->pub.refs[i].state == REVOKE_STATE_FOUND;
 	if (!any_fd || !h->tracee)
 		return 0;

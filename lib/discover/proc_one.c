@@ -412,24 +412,15 @@ bool rv_proc_recheck(struct scan_worker *w, pid_t pid)
 
 	for (size_t i = 0; i < w->tmp.pub.nrefs; i++) {
 		const struct revoke_ref *ref = &w->tmp.pub.refs[i];
-		const char *what;
+		const struct rv_refkind *k = rv_refkind_of(ref);
 		struct statx stx;
 
-		switch (ref->type) {
-		case REVOKE_REF_FD:
+		if (k->found_in == RV_FOUND_FD_TABLE)
 			n = snprintf(name, sizeof(name), "%d/fd/%d", pid, ref->fd);
-			break;
-		case REVOKE_REF_CWD:
-		case REVOKE_REF_ROOT:
-		case REVOKE_REF_EXE:
-			what = ref->type == REVOKE_REF_CWD    ? "cwd"
-			       : ref->type == REVOKE_REF_ROOT ? "root"
-							      : "exe";
-			n = snprintf(name, sizeof(name), "%d/%s", pid, what);
-			break;
-		default:
+		else if (k->found_in == RV_FOUND_LINK)
+			n = snprintf(name, sizeof(name), "%d/%s", pid, k->link);
+		else
 			continue;
-		}
 		if (w->tmp.zombie_leader || n < 0)
 			return true; /* the leader's own entries are empty */
 		if (statx(ctx->proc_fd, name, STATX_FLAGS, STATX_MASK, &stx) < 0)

@@ -16,6 +16,7 @@
 #include "helper/proto.h"
 #include "internal.h"
 #include "kinds/target.h"
+#include "kinds/refkind.h"
 
 /* The helper's answer takes the engine's whole budget, and a little for the
  * way there and back (a loaded machine, the helper forking). */
@@ -162,7 +163,7 @@ static void drop_own_lookups(struct revoke_report *rep, const int *fds, size_t n
 			bool own = false;
 
 			for (size_t f = 0; f < nfds; f++)
-				own |= (int)f != keep && h->refs[j].type == REVOKE_REF_FD &&
+				own |= (int)f != keep && rv_refkind_of(&h->refs[j])->in_table &&
 				       h->refs[j].fd == fds[f];
 			if (!own)
 				h->refs[k++] = h->refs[j];

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The table of reference kinds (refkind.h). */
+#include <fcntl.h>
+#include <sys/mman.h>
+
 #include "kinds/refkind.h"
 
 static const struct rv_refkind kinds[] = {
@@ -8,12 +11,15 @@ static const struct rv_refkind kinds[] = {
 	.name = "fd",
 	.found_in = RV_FOUND_FD_TABLE,
 	.add_cut = rv_cut_add_fd,
+	.in_table = true,
+	.shows_cut = rv_fd_shows_cut,
     },
     {
 	.type = REVOKE_REF_MAP,
 	.name = "map",
 	.found_in = RV_FOUND_MAPS,
 	.add_cut = rv_cut_add_map,
+	.shows_cut = rv_map_shows_cut,
     },
     {
 	.type = REVOKE_REF_CWD,
@@ -21,6 +27,7 @@ static const struct rv_refkind kinds[] = {
 	.found_in = RV_FOUND_LINK,
 	.link = "cwd",
 	.add_cut = rv_cut_add_cwd,
+	.dir = RV_DIR_CWD,
     },
     {
 	.type = REVOKE_REF_ROOT,
@@ -28,6 +35,7 @@ static const struct rv_refkind kinds[] = {
 	.found_in = RV_FOUND_LINK,
 	.link = "root",
 	.add_cut = rv_cut_add_root,
+	.dir = RV_DIR_ROOT,
     },
     {
 	.type = REVOKE_REF_EXE,
@@ -42,6 +50,8 @@ static const struct rv_refkind kinds[] = {
 	.found_in = RV_FOUND_FDINFO,
 	.add_cut = rv_cut_add_uring,
 	.check = rv_uring_check,
+	.add_probe = rv_cut_add_ring_probe,
+	.outcome = rv_cut_uring_outcome,
     },
     {
 	.type = REVOKE_REF_INFLIGHT,
@@ -75,6 +85,29 @@ const struct rv_refkind *rv_refkind(int type)
 		if (kinds[i].type == type)
 			return &kinds[i];
 	return NULL;
+}
+
+const struct rv_refkind *rv_refkind_of(const struct revoke_ref *ref)
+{
+	static const struct rv_refkind unknown = {.type = -1, .name = "?"};
+	const struct rv_refkind *k = rv_refkind(ref->type);
+
+	return k ? k : &unknown;
+}
+
+int rv_ref_native_refusal(const struct revoke_ref *ref)
+{
+	if (ref->type == REVOKE_REF_EXE)
+		return EOPNOTSUPP;
+	if (ref->type == REVOKE_REF_MAP && (ref->prot & PROT_EXEC))
+		return ETXTBSY;
+	return 0;
+}
+
+bool rv_ref_maybe_lookup(const struct revoke_ref *ref)
+{
+	return (ref->type == REVOKE_REF_FD && (ref->open_flags & O_PATH)) ||
+	       ref->type == REVOKE_REF_INFLIGHT;
 }
 
 const struct rv_refkind *rv_refkinds(size_t *ret_n)

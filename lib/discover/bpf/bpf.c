@@ -4,7 +4,7 @@
  * (revoke.bpf.c): task_file (descriptors), task_vma (mappings) and task
  * (cwd, root, exe, and each holder's identity). One read() pass over each
  * iterator replaces the /proc scanner's open+statx per fd; its results are
- * the same (tests/test-unit-bpf.c checks that on one load):
+ * the same (tests/unit/test-unit-bpf.c checks that on one load):
  *  - fd_flags/open_flags as fdinfo "flags:" shows them (f_flags, plus
  *    O_CLOEXEC when the fdtable's close_on_exec bit is set), offset f_pos;
  *  - mappings as /proc/PID/maps shows them (prot from VM_READ/WRITE/EXEC,
@@ -57,6 +57,7 @@
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #include "revoke.lskel.h"
+#include "kinds/refkind.h"
 #pragma GCC diagnostic pop
 
 #define VM_READ	    0x1UL
@@ -374,8 +375,7 @@ static int add_proc_refs(struct bpf_scan *s, size_t i, bool all)
 	for (size_t k = 0; k < tmp.pub.nrefs; k++) {
 		struct revoke_ref *ref;
 
-		if (!all && tmp.pub.refs[k].type != REVOKE_REF_URING &&
-		    tmp.pub.refs[k].type != REVOKE_REF_INFLIGHT)
+		if (!all && rv_refkind_of(&tmp.pub.refs[k])->found_in != RV_FOUND_FDINFO)
 			continue;
 		ref = rv_holder_add_ref(h);
 		if (!ref) {
