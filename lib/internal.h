@@ -657,6 +657,8 @@ int rv_helper_or_engine(const struct rv_request *req, struct revoke_report **ret
 struct revoke_report *rv_report_new(size_t ntargets, size_t nholders);
 /* Frees a report, whoever made it (NULL is fine). */
 void rv_report_destroy(struct revoke_report *report);
+/* REVOKE_ENGINE_*'s name, or NULL (report.c; revoke_engine_name()). */
+const char *rv_engine_name(int engine);
 
 /* ---- time ------------------------------------------------------------- */
 

@@ -223,12 +223,7 @@ _public_ const char *revoke_state_name(int state)
 
 _public_ const char *revoke_engine_name(int engine)
 {
-	static const char *const names[] = {
-	    [REVOKE_ENGINE_NONE] = "none",
-	    [REVOKE_ENGINE_PTRACE] = "ptrace",
-	    [REVOKE_ENGINE_SYSCALL] = "syscall",
-	};
-	return name_of(names, ARRAY_SIZE(names), engine);
+	return rv_engine_name(engine);
 }
 
 _public_ const char *revoke_discovery_name(int discovery)

@@ -54,3 +54,16 @@ void rv_report_destroy(struct revoke_report *report)
 	free(report->targets);
 	free(report);
 }
+
+const char *rv_engine_name(int engine)
+{
+	static const char *const names[] = {
+	    [REVOKE_ENGINE_NONE] = "none",
+	    [REVOKE_ENGINE_PTRACE] = "ptrace",
+	    [REVOKE_ENGINE_SYSCALL] = "syscall",
+	};
+
+	if (engine < 0 || (size_t)engine >= ARRAY_SIZE(names) || !names[engine])
+		return NULL;
+	return names[engine];
+}
