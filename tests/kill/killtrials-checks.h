@@ -315,6 +315,15 @@ static void check_threads(struct holder *x)
 			       "ended",
 			       x->pid, x->tids[i], t.tracer);
 		if (x->kind == K_STOPPED) {
+			/* Detached by the command's death, each thread is woken
+			 * to re-enter the group stop: R until it runs, which on
+			 * a loaded machine can take a while. A group stop that
+			 * was lost leaves it running for good. */
+			for (int tries = 0; t.state != 'T' && tries < 200; tries++) {
+				sleep_ns(10000000);
+				if (proc_task_status(x->pid, x->tids[i], &t) < 0)
+					break;
+			}
 			if (t.state != 'T')
 				damage(x, D_STOPPED,
 				       "pid %d tid %d (SIGSTOPped) is in state %c, expected T",
