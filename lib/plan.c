@@ -200,8 +200,12 @@ static int lock_and_reopen(struct rv_run *run)
 	for (size_t t = 0; req->paths && t < run->ntargets; t++)
 		if (rv_is_dead_fd(run->targets[t].path_fd)) {
 			r = rv_target_reopen(req, &run->targets[t]);
-			if (r < 0)
+			if (r < 0) {
+				rv_run_fail(
+				    run, RV_PH_LOCK, 0,
+				    "the descriptor sent for it was revoked by another revoke");
 				return r;
+			}
 		}
 	/* Our own descriptors of the targets are no holders'. */
 	free(run->ignore_fds);
@@ -312,14 +316,17 @@ static int choose_engine(struct rv_run *run, bool list, bool *ret_native)
 	return 0;
 }
 
-/* The userspace engine's lock, the targets' own descriptors left out of
- * the scan, and an unmount's sync, before the scan. */
+/* The lock, the targets' own descriptors left out of the scan, and an
+ * unmount's sync, before the scan. */
 static int prepare(struct rv_run *run, bool list, bool native)
 {
 	const struct rv_request *req = &run->req;
 	int r;
 
-	if (!list && !native && run->lock_fd < 0) {
+	/* The native engine takes the lock too: of two revokes of one file at
+	 * once, the second must scan after the first revoked (a revoked
+	 * descriptor is gone from /proc), or both report every holder cut. */
+	if (!list && run->lock_fd < 0) {
 		r = lock_and_reopen(run);
 		if (r < 0)
 			return r;
@@ -393,10 +400,10 @@ int rv_plan(struct rv_run *run)
 	    needs_userspace(run)) {
 		/* Only the userspace engine moves a cwd or root (to the dead
 		 * directory) and cuts a device's other nodes. Nothing was
-		 * changed yet: it takes the call over, from the lock on, with a
-		 * scan of its own. */
+		 * changed yet: it takes the call over, under the lock taken
+		 * above, with a scan of its own. */
 		native = false;
-		r = lock_and_reopen(run);
+		r = run->lock_fd < 0 ? lock_and_reopen(run) : 0;
 		if (r < 0)
 			return r;
 		rv_holders_free(&run->holders);
