@@ -21,9 +21,11 @@
  * could only shield their own descriptors.
  *
  * The files sit where only their user can create files: /run for root,
- * $XDG_RUNTIME_DIR-style /run/user/UID otherwise. Where neither exists or the
- * file is not a regular file of ours, the call goes on without them (the race
- * is narrow; it is never worse than before).
+ * $XDG_RUNTIME_DIR-style /run/user/UID for a user with a login session, and
+ * a sticky directory of root's for the others (user_file()). Where none
+ * exists or the file is not a regular file of ours, the call goes on without
+ * them: then ten revokes of one file at once by such a user could cut each
+ * other's lookups.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -60,13 +62,37 @@ static pid_t lock_owner(int fd)
 	return pid;
 }
 
-/* The path of uid UID's file NAME ("lock", "calls"). */
+/* Where users without a runtime directory keep theirs: created by root's
+ * first call (the helper's too), sticky and open to all like /tmp, so that
+ * only a file's owner can remove it; a file another user made in their name
+ * is refused (open_own) and the call goes on without it. */
+#define SHARED_DIR "/run/librevoke"
+
+/* The path of uid UID's file NAME ("lock", "calls"): /run for root; the
+ * user's runtime directory /run/user/UID (a login session's), else
+ * SHARED_DIR/UID.NAME (a cron job, a service with a User=). */
 static void user_file(uid_t uid, const char *name, char *buf, size_t size)
 {
+	struct stat st;
+
+	snprintf(buf, size, "/run/user/%u", (unsigned)uid);
 	if (uid == 0)
 		snprintf(buf, size, "/run/librevoke.%s", name);
-	else
+	else if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid)
 		snprintf(buf, size, "/run/user/%u/librevoke.%s", (unsigned)uid, name);
+	else
+		snprintf(buf, size, SHARED_DIR "/%u.%s", (unsigned)uid, name);
+}
+
+/* Root makes SHARED_DIR for the users that have no runtime directory. */
+static void make_shared_dir(void)
+{
+	struct stat st;
+
+	if (geteuid() != 0 || (lstat(SHARED_DIR, &st) == 0 && S_ISDIR(st.st_mode)))
+		return;
+	if (mkdir(SHARED_DIR, 0755) == 0)
+		(void)chmod(SHARED_DIR, 01777); /* past the umask */
 }
 
 /* Opens (creating it) a lock file of ours: a regular file we own, else -1. */
@@ -123,6 +149,7 @@ int rv_calls_register(void)
 	char path[64];
 	int fd;
 
+	make_shared_dir();
 	user_file(geteuid(), "calls", path, sizeof(path));
 	fd = open_own(path);
 	if (fd < 0)

@@ -232,7 +232,7 @@ static void start(struct pending *p, const struct rv_helper_req *hr, int *fds, s
 {
 	uint64_t now = rv_now_ns();
 	struct bucket *b = NULL;
-	int go[2], error;
+	int go[2], ready[2], error;
 	pid_t pid;
 
 	/* The previous request's worker has replied and may be exiting, its
@@ -252,6 +252,13 @@ static void start(struct pending *p, const struct rv_helper_req *hr, int *fds, s
 		close_fds(fds, nfds);
 		return;
 	}
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		reply_error(p->fd, errno);
+		close_fds(fds, nfds);
+		safe_close(go[0]);
+		safe_close(go[1]);
+		return;
+	}
 	pid = fork();
 	if (pid < 0) {
 		error = errno;
@@ -260,11 +267,21 @@ static void start(struct pending *p, const struct rv_helper_req *hr, int *fds, s
 		close_fds(fds, nfds);
 		safe_close(go[0]);
 		safe_close(go[1]);
+		safe_close(ready[0]);
+		safe_close(ready[1]);
 		return;
 	}
 	if (pid == 0) {
 		char c;
 
+		/* A revoke call of our own before the parent lets go of the
+		 * descriptors: another request's worker that looks at us
+		 * meanwhile sees the client's lookups as a call's, never as a
+		 * holder's to cut (lib/lock.c). Held until we exit. */
+		(void)rv_calls_register();
+		(void)!write(ready[1], "r", 1);
+		safe_close(ready[0]);
+		safe_close(ready[1]);
 		safe_close(go[1]);
 		safe_close(listen_fd);
 		safe_close(sig_fd);
@@ -280,6 +297,16 @@ static void start(struct pending *p, const struct rv_helper_req *hr, int *fds, s
 		_exit(revoked_serve(p->fd, &p->cred, hr, fds, nfds, &limits));
 	}
 	safe_close(go[0]);
+	safe_close(ready[1]);
+	{
+		/* Bounded: a child that cannot register (no /run) still runs. */
+		struct pollfd rp = {.fd = ready[0], .events = POLLIN};
+		char c;
+
+		if (poll(&rp, 1, 1000) == 1)
+			(void)!read(ready[0], &c, 1);
+		safe_close(ready[0]);
+	}
 	close_fds(fds, nfds);
 	safe_close(go[1]);
 	b->running++;

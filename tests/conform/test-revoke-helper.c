@@ -234,6 +234,7 @@ struct client_result {
 	pid_t helper_pid;
 	int engine;
 	size_t cut, uninspected;
+	char why[128]; /* the report's failed detail, or its first holder's reason */
 };
 
 /* revoke_ex(PATH) as UID with FLAGS and TIMEOUT_MS (0: the default) in a
@@ -265,6 +266,28 @@ static pid_t lib_client_start(uid_t uid, const char *path, unsigned int flags, i
 				for (size_t j = 0; j < rep->holders[i].nrefs; j++)
 					res.cut +=
 					    rep->holders[i].refs[j].state == REVOKE_STATE_CUT;
+			snprintf(res.why, sizeof(res.why), "%.120s", rep->failed_detail);
+			for (size_t i = 0; !res.why[0] && i < rep->nholders; i++)
+				if (rep->holders[i].reason[0] || rep->holders[i].error)
+					snprintf(res.why, sizeof(res.why),
+						 "pid %d (%.16s) state %d error %d: %.80s",
+						 (int)rep->holders[i].pid, rep->holders[i].comm,
+						 rep->holders[i].state, rep->holders[i].error,
+						 rep->holders[i].reason);
+			for (size_t i = 0; !res.why[0] && i < rep->nholders; i++)
+				for (size_t j = 0; !res.why[0] && j < rep->holders[i].nrefs; j++)
+					if (rep->holders[i].refs[j].error)
+						snprintf(
+						    res.why, sizeof(res.why),
+						    "pid %d (%.16s): a ref of type %d state %d: "
+						    "%s",
+						    (int)rep->holders[i].pid, rep->holders[i].comm,
+						    rep->holders[i].refs[j].type,
+						    rep->holders[i].refs[j].state,
+						    strerror(rep->holders[i].refs[j].error));
+			if (!res.why[0])
+				snprintf(res.why, sizeof(res.why), "%zu holders, no reason",
+					 rep->nholders);
 		}
 		if (write(p[1], &res, sizeof(res)) != sizeof(res))
 			_exit(1);
@@ -972,7 +995,7 @@ static void killed_mid_request(int who)
 {
 	static const char *const what[] = {"the client", "revoked", "revoked and its worker"};
 	struct victim b, v;
-	struct client_result res = {-2, 0, 0, 0, 0, 0};
+	struct client_result res = {.ret = -2};
 	pid_t client, worker;
 	int res_fd, status;
 	long tracer;
@@ -1062,14 +1085,18 @@ static void t_concurrent_same_file(void)
 		for (int i = 0; i < rounds[k]; i++)
 			pids[i] = lib_client_start(UID_A, tpath, 0, 20000, &fds[i]);
 		for (int i = 0; i < rounds[k]; i++) {
-			struct client_result res = {-2, 0, 0, 0, 0, 0};
+			struct client_result res = {.ret = -2};
 
 			CHECK(read(fds[i], &res, sizeof(res)) == sizeof(res), "client %d died",
 			      (int)pids[i]);
 			close(fds[i]);
 			waitpid(pids[i], NULL, 0);
-			CHECK(res.ret == 0, "%d at once: client %d of A: %s (%zu cut)", rounds[k],
-			      i, strerror(res.err), res.cut);
+			CHECK(
+			    res.ret == 0,
+			    "%d at once: client %d of A: %s (%zu cut, engine %d, %zu uninspected, "
+			    "helper %d: %s)",
+			    rounds[k], i, strerror(res.err), res.cut, res.engine, res.uninspected,
+			    (int)res.helper_pid, res.why);
 			cut += res.cut;
 		}
 		CHECK(cut == 1, "%d at once: the reports cut %zu references, expected B's one",
