@@ -104,8 +104,8 @@ static int resolve_cgroup(const char *name, char **ret)
 		_cleanup_free_ char *dir = NULL;
 
 		r = cgroup2_mount(NULL, &target, &root);
-		if (r < 0)
-			return r;
+		if (r < 0) /* none mounted: a directory that exists is no cgroup */
+			return real && r == -ENOENT ? -EINVAL : r;
 		if (asprintf(&dir, "%s%s", target, name) < 0)
 			return -ENOMEM;
 		if (stat(dir, &st) < 0)
