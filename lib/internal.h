@@ -574,6 +574,8 @@ bool rv_calls_has(const struct rv_calls *c, pid_t pid);
 bool rv_native_available(void);
 int rv_native_revoke(const char *path);
 int rv_native_frevoke(int fd);
+/* FD's open file description only, in every process that shares it. */
+int rv_native_revoke_file(int fd);
 /* The forced unmount, umount2(MOUNTPOINT, UMOUNT_REVOKE), when the running
  * kernel has it (probed once; REVOKE_ENGINE=ptrace turns it off): synced,
  * detached with its propagated copies, every file opened through them

@@ -130,7 +130,9 @@ static bool native_wanted(const struct rv_request *req)
 	if (req->flags & (REVOKE_LIST_ONLY | REVOKE_ENGINE_USERSPACE | REVOKE_MOUNT))
 		return false;
 	/* revoke(2) revokes from everyone: a selection is the userspace
-	 * engine's (decided here, before anything is touched). */
+	 * engine's; one description, everywhere, is
+	 * revokeat(AT_REVOKE_FILE_ONLY)'s (decided here, before anything is
+	 * touched). */
 	if (rv_request_selects(req))
 		return false;
 	if (env && strcmp(env, "ptrace") == 0 && !(req->flags & REVOKE_ENGINE_NATIVE))
@@ -231,6 +233,7 @@ static int scan_holders(struct rv_run *run, bool ptrace_cut)
 		return r;
 	run->discovery = r;
 	rv_select_filter(&run->select, &run->holders, 0);
+	rv_narrow_refs(run, RV_PH_SCAN);
 	rv_drop_revoke_calls(run, 0);
 	return rv_run_abandoned(run) ? -ECANCELED : 0;
 }

@@ -79,6 +79,14 @@ size_t rv_run_refused(const struct rv_run *run);
 void rv_ref_unreachable(struct revoke_ref *ref, int error, size_t *count);
 void rv_mark_code(const struct rv_run *run, struct rv_holder *h, size_t *unreachable);
 size_t rv_classify_all(const struct rv_run *run, bool native);
+void rv_narrow_refs(struct rv_run *run, int phase);
+
+/* REVOKE_DESCRIPTION's description: frevoke's descriptor, or the one the
+ * helper's client sent. */
+static inline int rv_run_description_fd(const struct rv_run *run)
+{
+	return run->req.fds ? run->targets[0].path_fd : run->req.fd;
+}
 
 /* freeze.c */
 void rv_drop_revoke_calls(struct rv_run *run, size_t from);

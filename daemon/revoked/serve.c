@@ -17,7 +17,7 @@
 #define CLIENT_FLAGS                                                                               \
 	(REVOKE_BEST_EFFORT | REVOKE_NOFOLLOW | REVOKE_LIST_ONLY | REVOKE_NO_HANGUP |              \
 	 REVOKE_ENGINE_USERSPACE | REVOKE_ENGINE_NATIVE | REVOKE_DISCOVERY_PROC |                  \
-	 REVOKE_DISCOVERY_BPF)
+	 REVOKE_DISCOVERY_BPF | REVOKE_DESCRIPTION)
 
 /* How long a client may take to read its reply. */
 #define REPLY_NS 5000000000ull
@@ -168,7 +168,9 @@ int revoked_serve(int sock, const struct ucred *cred, const struct rv_helper_req
 	describe(fds, nfds, files, sizeof(files));
 	if ((unsigned int)req.timeout_ms > limits->max_timeout_ms)
 		req.timeout_ms = (int)limits->max_timeout_ms;
-	if (hr->flags & ~CLIENT_FLAGS) {
+	/* A description is one descriptor's (frevoke_ex's), never a path's. */
+	if ((hr->flags & ~CLIENT_FLAGS) ||
+	    ((hr->flags & REVOKE_DESCRIPTION) && (nfds != 1 || hr->keep != RV_HELPER_KEEP_NONE))) {
 		for (size_t i = 0; i < nfds; i++)
 			safe_close(fds[i]);
 		r = -EINVAL;
