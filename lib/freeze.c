@@ -102,10 +102,10 @@ static bool only_kept(const struct rv_run *run, const struct rv_holder *h)
 	return true;
 }
 
-/* Nothing of H is to be cut: a narrower target (one description) left it
- * only references it cannot decide about, which are left alone. (One with
- * an unreachable reference is stopped as ever: what a rescan finds in it
- * counts.) */
+/* Nothing of H is to be cut: a narrower target (one description, a
+ * recheck) left it only references it cannot decide about, which are left
+ * alone. (One with an unreachable reference is stopped as ever: what a
+ * rescan finds in it counts.) */
 static bool nothing_to_cut(const struct rv_holder *h)
 {
 	for (size_t i = 0; i < h->pub.nrefs; i++)

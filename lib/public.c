@@ -12,7 +12,7 @@
 	(REVOKE_BEST_EFFORT | REVOKE_NOFOLLOW | REVOKE_LIST_ONLY | REVOKE_NO_HANGUP |              \
 	 REVOKE_ENGINE_USERSPACE | REVOKE_ENGINE_NATIVE | REVOKE_DISCOVERY_PROC |                  \
 	 REVOKE_DISCOVERY_BPF | REVOKE_MOUNT | REVOKE_UMOUNT | REVOKE_NO_SUBMOUNTS |               \
-	 REVOKE_HELPER | REVOKE_NO_HELPER | REVOKE_DESCRIPTION)
+	 REVOKE_HELPER | REVOKE_NO_HELPER | REVOKE_DESCRIPTION | REVOKE_RECHECK)
 
 static int set_errno(int r)
 {
@@ -112,8 +112,11 @@ static int read_opts(const struct revoke_opts *opts, struct rv_request *req)
 	req->cgroup = o.cgroup;
 	if (rv_request_selects(req) && (o.flags & REVOKE_MOUNT))
 		return -EINVAL;
-	/* 1.5: a description narrows a file's holders, not a mount's. */
-	if ((o.flags & REVOKE_DESCRIPTION) && (o.flags & REVOKE_MOUNT))
+	/* 1.5: a description or a recheck narrows a file's holders, not a
+	 * mount's; and each answers a question of its own. */
+	if ((o.flags & (REVOKE_DESCRIPTION | REVOKE_RECHECK)) &&
+	    ((o.flags & REVOKE_MOUNT) || (o.flags & (REVOKE_DESCRIPTION | REVOKE_RECHECK)) ==
+					     (REVOKE_DESCRIPTION | REVOKE_RECHECK)))
 		return -EINVAL;
 
 	req->flags = o.flags;

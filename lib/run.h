@@ -12,6 +12,7 @@
 
 #include "budget.h"
 #include "internal.h"
+#include "kinds/recheck.h"
 #include "kinds/select.h"
 
 struct rv_run {
@@ -43,6 +44,8 @@ struct rv_run {
 	pid_t *req_pids;
 	uid_t *req_uids;
 	char *req_cgroup;
+	/* REVOKE_RECHECK: each holder's answers from the kernel. */
+	struct rv_recheck recheck;
 
 	/* Where it failed, for the report. */
 	int failed_phase;

@@ -17,7 +17,7 @@
 #define CLIENT_FLAGS                                                                               \
 	(REVOKE_BEST_EFFORT | REVOKE_NOFOLLOW | REVOKE_LIST_ONLY | REVOKE_NO_HANGUP |              \
 	 REVOKE_ENGINE_USERSPACE | REVOKE_ENGINE_NATIVE | REVOKE_DISCOVERY_PROC |                  \
-	 REVOKE_DISCOVERY_BPF | REVOKE_DESCRIPTION)
+	 REVOKE_DISCOVERY_BPF | REVOKE_DESCRIPTION | REVOKE_RECHECK)
 
 /* How long a client may take to read its reply. */
 #define REPLY_NS 5000000000ull

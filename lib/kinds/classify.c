@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <termios.h>
 
+#include "budget.h"
 #include "kinds/description.h"
 #include "kinds/refkind.h"
 #include "kinds/target.h"
@@ -174,12 +175,14 @@ size_t rv_classify_all(const struct rv_run *run, bool native)
 /*
  * The references a narrower target leaves to cut, in every holder (a rescan
  * replaced the stopped holders' refs): one open file description
- * (description.c).
+ * (description.c), the holders who may no longer hold the file (recheck.c).
  * Before anyone is stopped, and after every rescan.
  */
 void rv_narrow_refs(struct rv_run *run, int phase)
 {
-	(void)phase;
 	if (run->req.flags & REVOKE_DESCRIPTION)
 		rv_description_filter(rv_run_description_fd(run), &run->holders, 0);
+	if (run->req.flags & REVOKE_RECHECK)
+		rv_recheck_filter(&run->recheck, &run->holders, 0,
+				  rv_budget_deadline(&run->budget, phase));
 }

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # revoke --description /proc/PID/fd/N: every copy of that open file
 # description (a holder's and its child's, inherited by fork) is cut, another
-# open of the file read on; bad input names it.
+# open of the file read on; revoke --recheck: after a chmod only the holder
+# that may no longer write is cut, the reader (another user's) reads on.
 # Run by tests/run-tests with REVOKE_BUILDDIR set; prints one PASS/FAIL line per check.
 . "$(dirname "$0")/cli-common.bash"
 chmod 755 "$tmp"
@@ -52,4 +53,34 @@ if [ "$rc" -eq 1 ] && [ "$err" = "revoke: --description /proc/2147483647/fd/0: n
 	pass description.dead-pid
 else
 	fail description.dead-pid "exit $rc; stderr: $err"
+fi
+
+# ---- --recheck: nobody's reader and writer of a 0666 file, then 0644
+if ! command -v setpriv >/dev/null; then
+	skip recheck.chmod "no setpriv (util-linux) to start another user's holders"
+	exit 0
+fi
+rfile=$tmp/rfile
+echo data >"$rfile"
+chmod 666 "$rfile"
+setpriv --reuid=65534 --regid=65534 --clear-groups bash -c 'exec 5<"$1"; exec sleep 60' _ "$rfile" &
+pr=$!
+setpriv --reuid=65534 --regid=65534 --clear-groups bash -c 'exec 5>>"$1"; exec sleep 60' _ "$rfile" &
+pw=$!
+holders+=("$pr" "$pw")
+if ! wait_holder "$pr" 5 "$rfile" || ! wait_holder "$pw" 5 "$rfile"; then
+	fail recheck.setup "the holder processes did not start"
+	exit 0
+fi
+chmod 644 "$rfile"
+run "$R" --recheck "$rfile"
+tab=$(squeeze <<<"$out")
+if [ "$rc" -ne 0 ]; then
+	fail recheck.chmod "exit $rc; stdout: $out; stderr: $err"
+elif ! grep -q "^$rfile $pw .* fd 5 w,append cut\$" <<<"$tab" || grep -q " $pr " <<<"$tab"; then
+	fail recheck.chmod "not the writer alone: $out"
+elif points_at "$pw" 5 "$rfile" || ! points_at "$pr" 5 "$rfile"; then
+	fail recheck.chmod "the writer still holds it, or the reader lost it"
+else
+	pass recheck.chmod
 fi

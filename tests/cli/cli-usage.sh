@@ -54,7 +54,9 @@ usage_case description-path "--description wants /proc/PID/fd/N, not '$file'" --
 usage_case description-self "--description wants /proc/PID/fd/N, not '/proc/self/fd/0'" --description /proc/self/fd/0
 usage_case description-trailing "--description wants /proc/PID/fd/N, not '/proc/1/fd/0x'" --description /proc/1/fd/0x
 usage_case description-with-path 'no PATH goes with it' --description /proc/1/fd/0 "$file"
+usage_case description-recheck '--description cannot be combined with --recheck' --description /proc/1/fd/0 --recheck
 usage_case description-mount '--description cannot be combined with --mount' --description /proc/1/fd/0 --mount
+usage_case recheck-umount '--recheck cannot be combined with --umount' --recheck --umount "$file"
 
 # A cgroup that is not one: an error naming it, exit 1, nothing done.
 run "$R" --cgroup "$tmp" "$file"

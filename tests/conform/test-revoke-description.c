@@ -214,6 +214,10 @@ static void t_bad_input(void)
 	r = revoke_ex(paths, 1, &o, NULL);
 	e = errno;
 	CHECK(r == -1 && e == EINVAL, "revoke_ex(path, DESCRIPTION): %d (%s)", r, strerror(e));
+	o.flags = REVOKE_DESCRIPTION | REVOKE_RECHECK;
+	r = frevoke_ex(d, &o, NULL);
+	e = errno;
+	CHECK(r == -1 && e == EINVAL, "DESCRIPTION | RECHECK: %d (%s)", r, strerror(e));
 	o.flags = REVOKE_DESCRIPTION | REVOKE_MOUNT;
 	r = frevoke_ex(d, &o, NULL);
 	e = errno;

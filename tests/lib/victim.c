@@ -2,6 +2,7 @@
 /* Victims: see victim.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -291,6 +292,27 @@ void victim_start(struct victim *v)
 	v->in = v->out = -1;
 	if (v->pid == 0) {
 		close(sp[0]);
+		victim_serve(sp[1]);
+		_exit(0);
+	}
+	close(sp[1]);
+	v->sock = sp[0];
+}
+
+void victim_start_as(struct victim *v, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups)
+{
+	int sp[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0, "socketpair: %m");
+	v->pid = test_fork();
+	CHECK(v->pid >= 0, "fork: %m");
+	v->in = v->out = -1;
+	if (v->pid == 0) {
+		close(sp[0]);
+		if (setgroups(ngroups, groups) < 0 ||
+		    test_become(uid, gid,
+				TEST_BECOME_DUMPABLE | (ngroups ? 0 : TEST_BECOME_NOGROUPS)) < 0)
+			_exit(1);
 		victim_serve(sp[1]);
 		_exit(0);
 	}

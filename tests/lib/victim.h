@@ -111,6 +111,10 @@ struct victim_res {
 /* Fork a victim that serves requests; returns in the parent only. */
 void victim_start(struct victim *v);
 
+/* victim_start() as UID/GID with supplementary GROUPS (NGROUPS of them, 0:
+ * none), dumpable: a holder of another user's. */
+void victim_start_as(struct victim *v, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups);
+
 /* In a child of the test (test_fork()): become a victim serving SOCK. */
 void __attribute__((noreturn)) victim_become(int sock);
 

@@ -127,7 +127,7 @@ const char *ref_error_string(const struct revoke_holder *h, const struct revoke_
 {
 	if (r->state == REVOKE_STATE_CUT || r->state == REVOKE_STATE_KEPT)
 		return "";
-	/* --description: what discovery could not tell, by kind. */
+	/* --description, --recheck: what discovery could not tell, by kind. */
 	if (r->state == REVOKE_STATE_UNKNOWN)
 		return r->type == REVOKE_REF_MAP ? "cannot tell which description made it: not cut"
 		       : r->type == REVOKE_REF_URING

@@ -387,7 +387,7 @@ static bool report_holders(const struct revoke_report *rep, int err)
 
 struct counts {
 	size_t total, cut, bad;
-	size_t unknown; /* left untouched: not told apart (--description) */
+	size_t unknown; /* left untouched: not told apart (--description, --recheck) */
 };
 
 static struct counts count_refs(const struct revoke_report *rep, size_t t)

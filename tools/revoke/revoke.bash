@@ -107,7 +107,7 @@ _revoke()
 
 	if [[ -z $dashdash && $cur == -* ]]; then
 		COMPREPLY=($(compgen -W '-l --list -b --best-effort -t --timeout -m --mount
-			--umount --dry-run --no-submounts --ns --pid --uid --cgroup --description --no-follow --no-hangup --engine
+			--umount --dry-run --no-submounts --ns --pid --uid --cgroup --description --recheck --no-follow --no-hangup --engine
 			--discovery -J --json -r --raw -n --noheadings -o --output -q --quiet
 			-h --help -V --version --' -- "$cur"))
 		return

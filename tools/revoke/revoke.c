@@ -142,6 +142,8 @@ static void __attribute__((noreturn)) usage(void)
 	    "                           a path as /proc/PID/cgroup prints it)\n"
 	    "     --description <path>  one open file description, /proc/PID/fd/N: every\n"
 	    "                           descriptor sharing it, in every process; no <path>\n"
+	    "     --recheck             only holders who could no longer open the file in\n"
+	    "                           the mode they hold it (after chmod, chown, setfacl)\n"
 	    "     --no-follow           do not follow a symbolic link in the last component\n"
 	    "     --no-hangup           do not hang up terminals\n"
 	    "     --engine <name>       auto, ptrace or syscall\n"
@@ -231,6 +233,7 @@ enum {
 	OPT_UID,
 	OPT_CGROUP,
 	OPT_DESCRIPTION,
+	OPT_RECHECK,
 };
 
 /* The most pids or uids one selection takes (the library's limit). */
@@ -373,6 +376,7 @@ int main(int argc, char **argv)
 	    {"uid", required_argument, NULL, OPT_UID},
 	    {"cgroup", required_argument, NULL, OPT_CGROUP},
 	    {"description", required_argument, NULL, OPT_DESCRIPTION},
+	    {"recheck", no_argument, NULL, OPT_RECHECK},
 	    {"json", no_argument, NULL, 'J'},
 	    {"raw", no_argument, NULL, 'r'},
 	    {"noheadings", no_argument, NULL, 'n'},
@@ -458,6 +462,9 @@ int main(int argc, char **argv)
 			description = optarg;
 			opts.flags |= REVOKE_DESCRIPTION;
 			break;
+		case OPT_RECHECK:
+			opts.flags |= REVOKE_RECHECK;
+			break;
 		case OPT_NO_FOLLOW:
 			opts.flags |= REVOKE_NOFOLLOW;
 			break;
@@ -531,9 +538,12 @@ int main(int argc, char **argv)
 			    : opts.nuids ? "uid"
 					 : "cgroup",
 			    cli.umount ? "--umount" : "--mount");
-	if (description && (cli.mount || cli.umount))
-		usage_error("--description cannot be combined with %s",
+	if ((opts.flags & (REVOKE_DESCRIPTION | REVOKE_RECHECK)) && (cli.mount || cli.umount))
+		usage_error("--%s cannot be combined with %s",
+			    description ? "description" : "recheck",
 			    cli.umount ? "--umount" : "--mount");
+	if (description && (opts.flags & REVOKE_RECHECK))
+		usage_error("--description cannot be combined with --recheck");
 	if (description && cli.ns)
 		usage_error("--description cannot be combined with --ns");
 	if (description && optind < argc)
