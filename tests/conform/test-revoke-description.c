@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 
 #include "conform.h"
+#include "terminal.h"
 
 static int frevoke_desc(int fd, unsigned int flags, const pid_t *pids, size_t npids,
 			struct revoke_report **rep)
@@ -196,6 +197,34 @@ static void t_list(void)
 	revoke_report_free(rep);
 }
 
+/* A terminal: two opens of one pty. Revoking one description must not hang
+ * the terminal up (a hangup reaches every open of it): the other open reads
+ * on (EAGAIN: nothing typed, not EIO). */
+static void t_terminal(void)
+{
+	struct victim a;
+	struct victim_res r;
+	char slave[64];
+	int master, d, o, a_fd;
+
+	make_scratch();
+	victim_start(&a);
+	master = test_pty(slave, sizeof(slave));
+	d = open(slave, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	o = open(slave, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	CHECK(d >= 0 && o >= 0, "open %s: %m", slave);
+	a_fd = victim_send_fd(&a, d);
+	CHECK(frevoke_desc(d, 0, NULL, 0, NULL) == 0, "frevoke_ex(DESCRIPTION) of a pty: %m");
+	r = victim_call(&a, VICTIM_REQ(.op = VOP_READ, .fd = a_fd, .len = 1));
+	CHECK(r.ret == -1 && r.err == EBADF, "the victim's copy: read gave %ld (%s)", r.ret,
+	      strerror(r.err));
+	errno = 0;
+	CHECK(read(o, slave, 1) == -1 && errno == EAGAIN,
+	      "the other open of the pty: read gave %m, not EAGAIN (hung up?)");
+	CHECK(write(master, "x\n", 2) == 2, "write to the master: %m");
+	close(master);
+}
+
 /* Bad input: an error, nothing changed. */
 static void t_bad_input(void)
 {
@@ -232,4 +261,4 @@ static void t_bad_input(void)
 
 TEST_MAIN("revoke-description", {"everywhere", t_everywhere, 30}, {"with_pid", t_with_pid, 30},
 	  {"mapping_unknown", t_mapping_unknown, 30}, {"list", t_list, 30},
-	  {"bad_input", t_bad_input, 30}, )
+	  {"terminal", t_terminal, 30}, {"bad_input", t_bad_input, 30}, )
