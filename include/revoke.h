@@ -119,12 +119,13 @@ enum {
 	 * write access, a mapping's: read, and write when it is shared and
 	 * writable; a cwd or root: search), after a chmod, chown or ACL
 	 * change. The kernel decides: a short-lived child of the caller takes
-	 * each holder's uids, gids, groups and effective capabilities and asks
-	 * faccessat2(AT_EACCESS). Holders still allowed are never stopped; one
-	 * whose credentials cannot be taken (without CAP_SETUID, CAP_SETGID)
-	 * is uninspected. It cannot see LSM labels' say at open, user
-	 * namespaces, nor O_PATH descriptors (which need no permission). Not
-	 * with REVOKE_MOUNT (EINVAL); combines with a selection. */
+	 * each holder's uids, gids, groups and effective capabilities (those
+	 * a permission check consults) and asks faccessat2(AT_EACCESS).
+	 * Holders still allowed are never stopped; one whose credentials
+	 * cannot be taken (without CAP_SETUID, CAP_SETGID) is uninspected.
+	 * It cannot see LSM labels' say at open, user namespaces, nor O_PATH
+	 * descriptors (which need no permission). Not with REVOKE_MOUNT
+	 * (EINVAL); combines with a selection. */
 	REVOKE_RECHECK = 1u << 14,
 };
 

@@ -5,7 +5,8 @@
  * that opened it before keep what they could no longer get. Which ones is
  * the kernel's to say, not ours to re-implement (ACLs, capabilities, the
  * filesystem's own permission method): a child of ours takes a holder's
- * uids, gids, groups and effective capabilities with the raw system calls
+ * uids, gids, groups and effective capabilities (those a permission check
+ * consults) with the raw system calls
  * (the child is alone in its process: glibc's set*id would signal threads
  * it no longer has) and asks faccessat2(AT_EACCESS | AT_EMPTY_PATH) about
  * our descriptor of the target, for read, write and search, writing one
@@ -41,6 +42,13 @@
 #ifndef SYS_faccessat2
 #define SYS_faccessat2 439
 #endif
+
+/* The capabilities a permission check consults (generic_permission():
+ * DAC_OVERRIDE, DAC_READ_SEARCH; FOWNER for an owner's ACL change): only
+ * these of a holder's are taken, so that a root holder's full set need not
+ * be ours (revoked keeps a few). */
+#define PERMISSION_CAPS                                                                            \
+	((1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_DAC_READ_SEARCH) | (1ull << CAP_FOWNER))
 
 /* One answer byte per target and mode (R_OK, W_OK, X_OK). */
 enum { ANS_ALLOWED = 'y', ANS_DENIED = 'n', ANS_UNKNOWN = '?' };
@@ -78,6 +86,7 @@ child(const struct rv_proc_creds *c, bool groups, const int *fds, size_t n, int 
 {
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct data[2];
+	uint64_t eff = c->cap_eff & PERMISSION_CAPS;
 	char buf[3 * 64];
 
 	if (syscall(SYS_prctl, PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L) < 0 ||
@@ -95,10 +104,10 @@ child(const struct rv_proc_creds *c, bool groups, const int *fds, size_t n, int 
 	 * cannot be given, and is not guessed at. */
 	if (syscall(SYS_capget, &hdr, data) < 0)
 		_exit(errno & 0x7f ?: 1);
-	if ((c->cap_eff & ~((uint64_t)data[1].permitted << 32 | data[0].permitted)) != 0)
+	if ((eff & ~((uint64_t)data[1].permitted << 32 | data[0].permitted)) != 0)
 		_exit(EPERM);
-	data[0].effective = (uint32_t)c->cap_eff;
-	data[1].effective = (uint32_t)(c->cap_eff >> 32);
+	data[0].effective = (uint32_t)eff;
+	data[1].effective = (uint32_t)(eff >> 32);
 	if (syscall(SYS_capset, &hdr, data) < 0)
 		_exit(errno & 0x7f ?: 1);
 	for (size_t t = 0; t < n; t += 64) {

@@ -302,7 +302,8 @@ static void parse_description(const char *arg, pid_t *ret_pid, int *ret_fd)
 	for (int i = 0; i < 2; i++) {
 		char *end;
 
-		if (!isdigit((unsigned char)*p))
+		/* /proc spells no leading zero: "/proc/07" is no process. */
+		if (!isdigit((unsigned char)*p) || (p[0] == '0' && isdigit((unsigned char)p[1])))
 			goto bad;
 		errno = 0;
 		v[i] = strtol(p, &end, 10);
@@ -600,6 +601,14 @@ int main(int argc, char **argv)
 	if (!rep) {
 		if (r < 0 && cli.ns)
 			report_ns_failure(paths, npaths, cli.ns, err);
+		else if (r < 0 && description)
+			warnx_("--description %s: %s", description,
+			       err == EBADF ? "is a descriptor that an earlier revoke left"
+			       : err == EINVAL
+				   ? "refused: an anonymous inode (eventfd, epoll...) or a "
+				     "device every process shares"
+			       : err == EPERM ? "not the owner of the file (needs CAP_FOWNER)"
+					      : strerror(err));
 		else if (r < 0)
 			report_lookup_failure(paths, npaths, opts.flags & REVOKE_NOFOLLOW,
 					      opts.flags & REVOKE_MOUNT, err);
