@@ -8,6 +8,7 @@
  * (state unknown: /proc cannot tell which description made it), not cut. It
  * combines with a selection; bad input changes nothing.
  */
+#include <liburing.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -175,6 +176,77 @@ static void t_mapping_unknown(void)
 	revoke_report_free(rep);
 }
 
+enum { CMD_RING_READ = 10 };
+
+/* Receives the description (SCM_RIGHTS), registers it in an io_uring's
+ * fixed-file slot 0 and closes the descriptor: only the slot holds it. Then
+ * reads through the slot on CMD_RING_READ: v[0] the result, v[1] the byte. */
+static void v_ring_slot(int sock)
+{
+	struct io_uring ring;
+	int fd = -1, r;
+	char c;
+
+	if (msg_recv_fd(sock, &c, 1, &fd) != 1 || fd < 0)
+		_exit(2);
+	r = io_uring_queue_init(4, &ring, 0);
+	if (r == 0)
+		r = io_uring_register_files(&ring, &fd, 1);
+	close(fd);
+	send_msg(sock, MSG(r, ring.ring_fd));
+	for (;;) {
+		struct msg m = msg_wait(sock);
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+		struct io_uring_cqe *cqe;
+		char buf[8] = {0};
+
+		if (m.v[0] != CMD_RING_READ)
+			_exit(0);
+		io_uring_prep_read(sqe, 0, buf, 5, 0);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		r = io_uring_submit(&ring);
+		if (r >= 0 && (r = io_uring_wait_cqe(&ring, &cqe)) == 0) {
+			r = cqe->res;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		send_msg(sock, MSG(r, buf[0]));
+	}
+}
+
+/* An io_uring fixed-file slot that holds the description: discovery cannot
+ * tell which description a slot holds, so it is reported (unknown), not
+ * cut, and reads on; the descriptors are cut and the call succeeds. */
+static void t_uring_slot_unknown(void)
+{
+	struct revoke_report *rep = NULL;
+	const struct revoke_ref *ref;
+	struct victim a, r;
+	struct msg m;
+	int d, a_fd;
+
+	shared_file();
+	victim_start(&a);
+	r = victim_run(v_ring_slot);
+	d = open(tpath, O_RDWR | O_CLOEXEC);
+	CHECK(d >= 0, "open: %m");
+	a_fd = victim_send_fd(&a, d);
+	CHECK(msg_send_fd(r.sock, "x", 1, d) == 0, "send the description: %m");
+	m = recv_msg(&r);
+	if (m.v[0] == -ENOSYS || m.v[0] == -EPERM)
+		SKIP("io_uring not available here (%s)", strerror((int)-m.v[0]));
+	CHECK(m.v[0] == 0, "io_uring setup: %s", strerror((int)-m.v[0]));
+	CHECK(frevoke_desc(d, 0, NULL, 0, &rep) == 0, "frevoke_ex(DESCRIPTION) with a slot: %m");
+	CHECK_VFD(&a, a_fd, EBADF);
+	ref = find_ref(find_holder(rep, r.pid), REVOKE_REF_URING);
+	CHECK(ref && ref->state == REVOKE_STATE_UNKNOWN, "the slot is reported as %s",
+	      ref ? revoke_state_name(ref->state) : "nothing");
+	send_msg(r.sock, MSG(CMD_RING_READ));
+	m = recv_msg(&r);
+	CHECK(m.v[0] == 5 && m.v[1] == 'h', "the slot was touched: a fixed read gave %lld (%s)",
+	      (long long)m.v[0], m.v[0] < 0 ? strerror((int)-m.v[0]) : "data");
+	revoke_report_free(rep);
+}
+
 /* --list: only the description's descriptors, nothing changed. */
 static void t_list(void)
 {
@@ -260,5 +332,6 @@ static void t_bad_input(void)
 }
 
 TEST_MAIN("revoke-description", {"everywhere", t_everywhere, 30}, {"with_pid", t_with_pid, 30},
-	  {"mapping_unknown", t_mapping_unknown, 30}, {"list", t_list, 30},
+	  {"mapping_unknown", t_mapping_unknown, 30},
+	  {"uring_slot_unknown", t_uring_slot_unknown, 30}, {"list", t_list, 30},
 	  {"terminal", t_terminal, 30}, {"bad_input", t_bad_input, 30}, )
