@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define LIBREVOKE_VERSION_MAJOR 1
-#define LIBREVOKE_VERSION_MINOR 4
+#define LIBREVOKE_VERSION_MINOR 5
 
 /*
  * revoke - revoke every reference to the file PATH names (symlinks followed).
@@ -103,6 +103,30 @@ enum {
 	REVOKE_HELPER = 1u << 11,
 	/* Since 1.3. Never go through the helper. */
 	REVOKE_NO_HELPER = 1u << 12,
+	/* Since 1.5, frevoke_ex() only (else EINVAL). FD's open file
+	 * description, nothing else: every descriptor that shares it, in every
+	 * process (the caller's FD and its other copies included: dup, fork,
+	 * SCM_RIGHTS, pidfd_getfd), as EVIOCREVOKE does for an input device;
+	 * other opens of the same file are untouched. Matched with
+	 * kcmp(KCMP_FILE): a process the caller may not ptrace cannot be
+	 * compared and is uninspected. A mapping or an io_uring slot of the
+	 * file cannot be tied to a description by discovery: it is left
+	 * untouched and reported with state REVOKE_STATE_UNKNOWN. Not with
+	 * REVOKE_MOUNT or REVOKE_RECHECK (EINVAL); combines with a selection. */
+	REVOKE_DESCRIPTION = 1u << 13,
+	/* Since 1.5. Only the holders whose credentials would no longer let
+	 * them open the file in the mode they hold it (a descriptor's read or
+	 * write access, a mapping's: read, and write when it is shared and
+	 * writable; a cwd or root: search), after a chmod, chown or ACL
+	 * change. The kernel decides: a short-lived child of the caller takes
+	 * each holder's uids, gids, groups and effective capabilities (those
+	 * a permission check consults) and asks faccessat2(AT_EACCESS).
+	 * Holders still allowed are never stopped; one whose credentials
+	 * cannot be taken (without CAP_SETUID, CAP_SETGID) is uninspected.
+	 * It cannot see LSM labels' say at open, user namespaces, nor O_PATH
+	 * descriptors (which need no permission). Not with REVOKE_MOUNT
+	 * (EINVAL); combines with a selection. */
+	REVOKE_RECHECK = 1u << 14,
 };
 
 /* Extensible options: set sz = sizeof(struct revoke_opts). */
@@ -175,6 +199,12 @@ enum revoke_state {
 	/* A process that may hold a target but could not be looked at (another
 	 * user's, a non-dumpable one); it has no refs. Since 1.1. */
 	REVOKE_STATE_UNINSPECTED,
+	/* Since 1.5, with REVOKE_DESCRIPTION or REVOKE_RECHECK: a reference
+	 * discovery cannot decide about (which description made a mapping or
+	 * fills an io_uring slot; the mode of a slot, whose a descriptor in
+	 * flight will be): left untouched, never guessed. Does not fail the
+	 * call. */
+	REVOKE_STATE_UNKNOWN,
 };
 
 /* What the call was doing (revoke_report.failed_phase). Since 1.1. */

@@ -124,8 +124,10 @@ int rv_run_native(struct rv_run *run)
 		return r;
 	}
 	for (size_t t = 0; t < run->ntargets && r >= 0; t++)
-		r = run->req.fd >= 0 ? rv_native_frevoke(run->req.fd)
-				     : native_revoke_target(run, t);
+		r = run->req.flags & REVOKE_DESCRIPTION
+			? rv_native_revoke_file(rv_run_description_fd(run))
+		    : run->req.fd >= 0 ? rv_native_frevoke(run->req.fd)
+				       : native_revoke_target(run, t);
 	rv_run_mark_all(run, REVOKE_STATE_FOUND, r < 0 ? REVOKE_STATE_FAILED : REVOKE_STATE_CUT,
 			r < 0 ? -r : 0);
 	return r < 0 ? r : dirs ? -EBUSY : 0;

@@ -83,7 +83,10 @@ static void cut_done(struct rv_holder *h, bool all_cut, void *arg)
 static int cut_all(struct rv_run *run, size_t *ret_failed)
 {
 	int ttys[run->ntargets];
-	bool hangup = run->req.keep_fd < 0 && !(run->req.flags & REVOKE_NO_HANGUP);
+	/* A hangup reaches every open of the terminal: only when every one is
+	 * cut, not for one description, a recheck or a selection of holders. */
+	bool hangup = run->req.keep_fd < 0 && !rv_request_selects(&run->req) &&
+		      !(run->req.flags & (REVOKE_NO_HANGUP | REVOKE_DESCRIPTION | REVOKE_RECHECK));
 	unsigned int flags = run->req.flags & REVOKE_BEST_EFFORT ? 0 : RV_CUT_ALL_OR_NOTHING;
 	_cleanup_free_ struct rv_holder **hs = calloc(run->holders.n + 1, sizeof(*hs));
 	_cleanup_free_ int *rets = calloc(run->holders.n + 1, sizeof(*rets));

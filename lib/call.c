@@ -44,6 +44,7 @@ static void run_free(struct rv_run *run)
 	safe_close(run->calls_fd);
 	free(run->calls.pids);
 	rv_select_done(&run->select);
+	rv_recheck_done(&run->recheck);
 	free(run->req_pids);
 	free(run->req_uids);
 	free(run->req_cgroup);

@@ -102,6 +102,18 @@ static bool only_kept(const struct rv_run *run, const struct rv_holder *h)
 	return true;
 }
 
+/* Nothing of H is to be cut: a narrower target (one description, a
+ * recheck) left it only references it cannot decide about, which are left
+ * alone. (One with an unreachable reference is stopped as ever: what a
+ * rescan finds in it counts.) */
+static bool nothing_to_cut(const struct rv_holder *h)
+{
+	for (size_t i = 0; i < h->pub.nrefs; i++)
+		if (h->pub.refs[i].state != REVOKE_STATE_UNKNOWN)
+			return false;
+	return true;
+}
+
 /* Stop every holder not stopped yet, all at once. Returns the number that failed. */
 static size_t stop_all(struct rv_run *run)
 {
@@ -116,7 +128,7 @@ static size_t stop_all(struct rv_run *run)
 
 		/* No refs: it exited, or holds only what is no holder's. */
 		if (h->self || h->tracee || h->pub.error || h->uninspected || only_kept(run, h) ||
-		    !h->pub.nrefs)
+		    nothing_to_cut(h))
 			continue;
 		/* What the scan read moments ago; a change since (a tracer came,
 		 * a vfork began) shows at the seize or the wait, as it would
@@ -140,7 +152,7 @@ static size_t stop_all(struct rv_run *run)
 			struct rv_holder *h = &run->holders.v[i];
 
 			if (h->self || h->tracee || h->pub.error || h->uninspected ||
-			    only_kept(run, h) || !h->pub.nrefs)
+			    only_kept(run, h) || nothing_to_cut(h))
 				continue;
 			h->pub.error = -r;
 			failed++;
@@ -211,7 +223,10 @@ static int merge_scan(struct rv_run *run, struct rv_holders *fresh, size_t *ret_
 	/* New holders outside the selection, or that are other revoke calls
 	 * holding nothing of ours, or refused without a stop: none is one to
 	 * stop next round. */
-	rv_select_filter(&run->select, &run->holders, n);
+	/* From 0: the caller's own refs came back with the scan (it is always
+	 * "stopped"), and it may be outside the selection. */
+	rv_select_filter(&run->select, &run->holders, 0);
+	rv_narrow_refs(run, RV_PH_STOP);
 	rv_drop_revoke_calls(run, n);
 	for (size_t i = n; i < run->holders.n; i++)
 		added += !run->holders.v[i].uninspected && !run->holders.v[i].pub.error &&

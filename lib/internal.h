@@ -197,6 +197,20 @@ struct rv_proc_status {
 };
 int rv_parse_status(const char *text, struct rv_proc_status *ret);
 
+/* A process's credentials as /proc/PID/status shows them (REVOKE_RECHECK):
+ * Uid:, Gid: (real, effective, saved, filesystem), Groups:, CapEff:. */
+#define RV_CREDS_MAX_GROUPS 256
+struct rv_proc_creds {
+	uid_t uid[4];
+	gid_t gid[4];
+	size_t ngroups;
+	gid_t groups[RV_CREDS_MAX_GROUPS];
+	uint64_t cap_eff;
+};
+/* -EINVAL when a field is missing or malformed, -E2BIG past
+ * RV_CREDS_MAX_GROUPS groups; RET untouched on failure. */
+int rv_parse_creds(const char *text, struct rv_proc_creds *ret);
+
 struct rv_fdinfo {
 	uint64_t pos;
 	int flags; /* octal "flags:" field (open flags incl. O_CLOEXEC bit 02000000) */
@@ -546,6 +560,8 @@ int rv_proc_statx(pid_t pid, pid_t tid, int flags, unsigned int mask, struct sta
 int rv_proc_read_text(pid_t pid, const char *name, char *buf, size_t size);
 /* /proc/PID/status, parsed. */
 int rv_proc_status_of(pid_t pid, struct rv_proc_status *ret);
+/* /proc/PID/status's credentials (proc/proc.c). */
+int rv_proc_creds_of(pid_t pid, struct rv_proc_creds *ret);
 
 /* ---- revoke calls and each other (lock.c) ---------------------------- */
 
@@ -574,6 +590,8 @@ bool rv_calls_has(const struct rv_calls *c, pid_t pid);
 bool rv_native_available(void);
 int rv_native_revoke(const char *path);
 int rv_native_frevoke(int fd);
+/* FD's open file description only, in every process that shares it. */
+int rv_native_revoke_file(int fd);
 /* The forced unmount, umount2(MOUNTPOINT, UMOUNT_REVOKE), when the running
  * kernel has it (probed once; REVOKE_ENGINE=ptrace turns it off): synced,
  * detached with its propagated copies, every file opened through them

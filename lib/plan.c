@@ -131,8 +131,10 @@ static bool native_wanted(const struct rv_request *req)
 	if (req->flags & (REVOKE_LIST_ONLY | REVOKE_ENGINE_USERSPACE | REVOKE_MOUNT))
 		return false;
 	/* revoke(2) revokes from everyone: a selection is the userspace
-	 * engine's (decided here, before anything is touched). */
-	if (rv_request_selects(req))
+	 * engine's, and so is a recheck of the holders' credentials; one
+	 * description, everywhere, is revokeat(AT_REVOKE_FILE_ONLY)'s
+	 * (decided here, before anything is touched). */
+	if (rv_request_selects(req) || (req->flags & REVOKE_RECHECK))
 		return false;
 	if (env && strcmp(env, "ptrace") == 0 && !(req->flags & REVOKE_ENGINE_NATIVE))
 		return false;
@@ -227,8 +229,8 @@ static int scan_holders(struct rv_run *run, bool ptrace_cut)
 	rv_run_scan_opts(run, RV_PH_SCAN, &so);
 	/* The ptrace engine reads every stopped holder again before cutting:
 	 * the first scan only needs to say who holds what. */
-	if (ptrace_cut)
-		so.flags |= RV_SCAN_NO_FDINFO;
+	if (ptrace_cut && !(run->req.flags & REVOKE_RECHECK))
+		so.flags |= RV_SCAN_NO_FDINFO; /* a recheck needs each descriptor's mode */
 	r = rv_scan(run->targets, run->ntargets, &so, &run->holders);
 	if (r == -ETIMEDOUT)
 		rv_run_fail(run, RV_PH_SCAN, 0, "");
@@ -236,6 +238,7 @@ static int scan_holders(struct rv_run *run, bool ptrace_cut)
 		return r;
 	run->discovery = r;
 	rv_select_filter(&run->select, &run->holders, 0);
+	rv_narrow_refs(run, RV_PH_SCAN);
 	rv_drop_revoke_calls(run, 0);
 	return rv_run_abandoned(run) ? -ECANCELED : 0;
 }
@@ -279,6 +282,15 @@ static int resolve(struct rv_run *run)
 			rv_run_fail(run, RV_PH_RESOLVE, 0, detail);
 		return r;
 	}
+	if (req->flags & REVOKE_RECHECK) {
+		_cleanup_free_ int *fds = calloc(run->ntargets + 1, sizeof(int));
+
+		if (!fds)
+			return -ENOMEM;
+		for (size_t t = 0; t < run->ntargets; t++)
+			fds[t] = run->targets[t].path_fd >= 0 ? run->targets[t].path_fd : req->fd;
+		return rv_recheck_init(&run->recheck, fds, run->ntargets);
+	}
 	return 0;
 }
 
@@ -297,7 +309,8 @@ static int choose_engine(struct rv_run *run, bool list, bool *ret_native)
 		native = native_wanted(req) && rv_native_available();
 	if ((req->flags & REVOKE_ENGINE_NATIVE) && !native)
 		/* after the lookup errors, as the syscall would */
-		return rv_request_selects(req) ? -EOPNOTSUPP : -ENOSYS;
+		return rv_request_selects(req) || (req->flags & REVOKE_RECHECK) ? -EOPNOTSUPP
+										: -ENOSYS;
 	if (req->flags & REVOKE_MOUNT)
 		/* Whose files are on a mount is no one's question: cutting
 		 * them all is the unmounter's privilege. Listing is anyone's. */

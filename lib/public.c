@@ -12,7 +12,7 @@
 	(REVOKE_BEST_EFFORT | REVOKE_NOFOLLOW | REVOKE_LIST_ONLY | REVOKE_NO_HANGUP |              \
 	 REVOKE_ENGINE_USERSPACE | REVOKE_ENGINE_NATIVE | REVOKE_DISCOVERY_PROC |                  \
 	 REVOKE_DISCOVERY_BPF | REVOKE_MOUNT | REVOKE_UMOUNT | REVOKE_NO_SUBMOUNTS |               \
-	 REVOKE_HELPER | REVOKE_NO_HELPER)
+	 REVOKE_HELPER | REVOKE_NO_HELPER | REVOKE_DESCRIPTION | REVOKE_RECHECK)
 
 static int set_errno(int r)
 {
@@ -112,6 +112,12 @@ static int read_opts(const struct revoke_opts *opts, struct rv_request *req)
 	req->cgroup = o.cgroup;
 	if (rv_request_selects(req) && (o.flags & REVOKE_MOUNT))
 		return -EINVAL;
+	/* 1.5: a description or a recheck narrows a file's holders, not a
+	 * mount's; and each answers a question of its own. */
+	if ((o.flags & (REVOKE_DESCRIPTION | REVOKE_RECHECK)) &&
+	    ((o.flags & REVOKE_MOUNT) || (o.flags & (REVOKE_DESCRIPTION | REVOKE_RECHECK)) ==
+					     (REVOKE_DESCRIPTION | REVOKE_RECHECK)))
+		return -EINVAL;
 
 	req->flags = o.flags;
 	req->timeout_ms = o.timeout_ms ? o.timeout_ms : default_timeout_ms();
@@ -136,6 +142,9 @@ _public_ int revoke_ex(const char *const *paths, size_t npaths, const struct rev
 	r = read_opts(opts, &req);
 	if (r < 0)
 		return set_errno(r);
+	/* A path names a file, not one of its open file descriptions. */
+	if (req.flags & REVOKE_DESCRIPTION)
+		return set_errno(-EINVAL);
 
 	r = rv_helper_or_engine(&req, ret_report ? &report : NULL);
 	if (ret_report)
@@ -159,7 +168,8 @@ _public_ int frevoke_ex(int fd, const struct revoke_opts *opts, struct revoke_re
 	/* A descriptor names a file, not a mount, and needs no namespace. */
 	if ((req.flags & REVOKE_MOUNT) || req.ns_pid)
 		return set_errno(-EINVAL);
-	req.keep_fd = fd;
+	/* REVOKE_DESCRIPTION: FD's description is the target, kept by no one. */
+	req.keep_fd = req.flags & REVOKE_DESCRIPTION ? -1 : fd;
 
 	r = rv_helper_or_engine(&req, ret_report ? &report : NULL);
 	if (ret_report)
@@ -217,6 +227,7 @@ _public_ const char *revoke_state_name(int state)
 	    [REVOKE_STATE_FAILED] = "failed",
 	    [REVOKE_STATE_UNREACHABLE] = "unreachable",
 	    [REVOKE_STATE_UNINSPECTED] = "uninspected",
+	    [REVOKE_STATE_UNKNOWN] = "unknown",
 	};
 	return name_of(names, ARRAY_SIZE(names), state);
 }

@@ -12,6 +12,7 @@
 
 #include "budget.h"
 #include "internal.h"
+#include "kinds/recheck.h"
 #include "kinds/select.h"
 
 struct rv_run {
@@ -43,6 +44,8 @@ struct rv_run {
 	pid_t *req_pids;
 	uid_t *req_uids;
 	char *req_cgroup;
+	/* REVOKE_RECHECK: each holder's answers from the kernel. */
+	struct rv_recheck recheck;
 
 	/* Where it failed, for the report. */
 	int failed_phase;
@@ -79,6 +82,14 @@ size_t rv_run_refused(const struct rv_run *run);
 void rv_ref_unreachable(struct revoke_ref *ref, int error, size_t *count);
 void rv_mark_code(const struct rv_run *run, struct rv_holder *h, size_t *unreachable);
 size_t rv_classify_all(const struct rv_run *run, bool native);
+void rv_narrow_refs(struct rv_run *run, int phase);
+
+/* REVOKE_DESCRIPTION's description: frevoke's descriptor, or the one the
+ * helper's client sent. */
+static inline int rv_run_description_fd(const struct rv_run *run)
+{
+	return run->req.fds ? run->targets[0].path_fd : run->req.fd;
+}
 
 /* freeze.c */
 void rv_drop_revoke_calls(struct rv_run *run, size_t from);

@@ -208,12 +208,15 @@ int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_repor
 {
 	uint64_t deadline = rv_now_ns() + (uint64_t)req->timeout_ms * 1000000u;
 	size_t n = req->paths ? req->npaths : 1;
-	struct rv_helper_req hr = {.flags = req->flags & ~(REVOKE_HELPER | REVOKE_NO_HELPER),
-				   .timeout_ms = (uint32_t)req->timeout_ms,
-				   .nfds = (uint32_t)n,
-				   .keep = req->paths ? RV_HELPER_KEEP_NONE : 0,
-				   .npids = (uint32_t)req->npids,
-				   .nuids = (uint32_t)req->nuids};
+	struct rv_helper_req hr = {
+	    .flags = req->flags & ~(REVOKE_HELPER | REVOKE_NO_HELPER),
+	    .timeout_ms = (uint32_t)req->timeout_ms,
+	    .nfds = (uint32_t)n,
+	    /* REVOKE_DESCRIPTION: the description sent is the
+	     * target, kept by no one. */
+	    .keep = req->paths || (req->flags & REVOKE_DESCRIPTION) ? RV_HELPER_KEEP_NONE : 0,
+	    .npids = (uint32_t)req->npids,
+	    .nuids = (uint32_t)req->nuids};
 	int fds[RV_HELPER_MAX_FDS], sent[RV_HELPER_MAX_FDS];
 	struct revoke_report *rep = NULL;
 	unsigned int backoff_ms = 20;

@@ -13,7 +13,7 @@
 #define CLIENT_FLAGS                                                                               \
 	(REVOKE_BEST_EFFORT | REVOKE_NOFOLLOW | REVOKE_LIST_ONLY | REVOKE_NO_HANGUP |              \
 	 REVOKE_ENGINE_USERSPACE | REVOKE_ENGINE_NATIVE | REVOKE_DISCOVERY_PROC |                  \
-	 REVOKE_DISCOVERY_BPF)
+	 REVOKE_DISCOVERY_BPF | REVOKE_DESCRIPTION | REVOKE_RECHECK)
 
 int rv_helper_policy_request(const struct rv_helper_req *hr, uid_t uid, int *fds, size_t nfds,
 			     unsigned int max_timeout_ms, struct rv_request *ret)
@@ -21,6 +21,9 @@ int rv_helper_policy_request(const struct rv_helper_req *hr, uid_t uid, int *fds
 	unsigned int timeout_ms = hr->timeout_ms ? hr->timeout_ms : RV_DEFAULT_TIMEOUT_MS;
 
 	if (hr->flags & ~CLIENT_FLAGS)
+		return -EINVAL;
+	/* A description is one descriptor's (frevoke_ex's), never a path's. */
+	if ((hr->flags & REVOKE_DESCRIPTION) && (nfds != 1 || hr->keep != RV_HELPER_KEEP_NONE))
 		return -EINVAL;
 	*ret = (struct rv_request){
 	    .fd = -1,

@@ -17,6 +17,8 @@
 #include <sys/syscall.h>
 #include <termios.h>
 
+#include "budget.h"
+#include "kinds/description.h"
 #include "kinds/refkind.h"
 #include "kinds/target.h"
 #include "run.h"
@@ -27,8 +29,10 @@ static bool shares_kept_description(const struct rv_run *run, const struct rv_ho
 	if (ref->type != REVOKE_REF_FD)
 		return false;
 	/* The helper's client keeps the descriptors it sent us until we
-	 * answer: its own lookups, as our O_PATH descriptors are ours. */
-	for (size_t t = 0; run->req.fds && t < run->ntargets; t++)
+	 * answer: its own lookups, as our O_PATH descriptors are ours. But a
+	 * description it sent is the target itself. */
+	for (size_t t = 0;
+	     run->req.fds && !(run->req.flags & REVOKE_DESCRIPTION) && t < run->ntargets; t++)
 		if (run->targets[t].path_fd >= 0 &&
 		    syscall(SYS_kcmp, getpid(), h->pub.pid, KCMP_FILE, run->targets[t].path_fd,
 			    ref->fd) == 0)
@@ -166,4 +170,19 @@ size_t rv_classify_all(const struct rv_run *run, bool native)
 	for (size_t i = 0; i < run->holders.n; i++)
 		unreachable += classify_holder(run, &run->holders.v[i], native);
 	return unreachable + run->others.n;
+}
+
+/*
+ * The references a narrower target leaves to cut, in every holder (a rescan
+ * replaced the stopped holders' refs): one open file description
+ * (description.c), the holders who may no longer hold the file (recheck.c).
+ * Before anyone is stopped, and after every rescan.
+ */
+void rv_narrow_refs(struct rv_run *run, int phase)
+{
+	if (run->req.flags & REVOKE_DESCRIPTION)
+		rv_description_filter(rv_run_description_fd(run), &run->holders, 0);
+	if (run->req.flags & REVOKE_RECHECK)
+		rv_recheck_filter(&run->recheck, &run->holders, 0,
+				  rv_budget_deadline(&run->budget, phase));
 }

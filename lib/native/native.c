@@ -112,8 +112,7 @@ int rv_native_frevoke(int fd)
 	return native_revokeat(fd, "", AT_EMPTY_PATH | AT_REVOKE_KEEP_FILE);
 }
 
-/* FD's open file description only, in every process that shares it. Not
- * declared in internal.h yet: int rv_native_revoke_file(int fd); */
+/* FD's open file description only, in every process that shares it. */
 int rv_native_revoke_file(int fd)
 {
 	return native_revokeat(fd, "", AT_EMPTY_PATH | AT_REVOKE_FILE_ONLY);

@@ -194,6 +194,67 @@ static int key_int(const char *text, const char *key, int *ret)
 	return parse_int_at(&p, ret);
 }
 
+/* COUNT unsigned decimals separated by blanks after KEY, up to 32 bits. */
+static int key_ids(const char *text, const char *key, uint32_t *out, size_t count)
+{
+	const char *p = find_key(text, key);
+
+	if (!p)
+		return -EINVAL;
+	for (size_t i = 0; i < count; i++) {
+		uint64_t v;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (parse_u64(&p, 10, &v) < 0 || v > UINT32_MAX)
+			return -EINVAL;
+		out[i] = (uint32_t)v;
+	}
+	return 0;
+}
+
+int rv_parse_creds(const char *text, struct rv_proc_creds *ret)
+{
+	struct rv_proc_creds c = {0};
+	uint32_t ids[4];
+	const char *p;
+	int r;
+
+	if (!text)
+		return -EINVAL;
+	r = key_ids(text, "Uid:", ids, 4);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < 4; i++)
+		c.uid[i] = ids[i];
+	r = key_ids(text, "Gid:", ids, 4);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < 4; i++)
+		c.gid[i] = ids[i];
+	p = find_key(text, "Groups:");
+	if (!p)
+		return -EINVAL;
+	for (;;) {
+		uint64_t v;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\n' || *p == '\0')
+			break;
+		if (parse_u64(&p, 10, &v) < 0 || v > UINT32_MAX)
+			return -EINVAL;
+		if (c.ngroups == RV_CREDS_MAX_GROUPS)
+			return -E2BIG;
+		c.groups[c.ngroups++] = (gid_t)v;
+	}
+	p = find_key(text, "CapEff:");
+	if (!p || parse_u64(&p, 16, &c.cap_eff) < 0)
+		return -EINVAL;
+	*ret = c;
+	return 0;
+}
+
 int rv_parse_status(const char *text, struct rv_proc_status *ret)
 {
 	struct rv_proc_status st = {0};

@@ -126,3 +126,13 @@ int rv_proc_status_of(pid_t pid, struct rv_proc_status *ret)
 		return n < 0 ? n : -EIO;
 	return rv_parse_status(buf, ret);
 }
+
+int rv_proc_creds_of(pid_t pid, struct rv_proc_creds *ret)
+{
+	char buf[8192];
+	int n = rv_proc_read_text(pid, "status", buf, sizeof(buf));
+
+	if (n <= 0)
+		return n < 0 ? n : -EIO;
+	return rv_parse_creds(buf, ret);
+}

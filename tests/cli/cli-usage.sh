@@ -50,6 +50,14 @@ usage_case pid-zero "invalid pid in '1,0' for --pid" --pid 1,0 "$file"
 usage_case uid-unknown "no such user 'no-such-user-here' for --uid" --uid no-such-user-here "$file"
 usage_case uid-empty "invalid user in '1,' for --uid" --uid 1, "$file"
 usage_case select-umount '--cgroup cannot be combined with --umount' --cgroup / --umount "$file"
+usage_case description-path "--description wants /proc/PID/fd/N, not '$file'" --description "$file"
+usage_case description-self "--description wants /proc/PID/fd/N, not '/proc/self/fd/0'" --description /proc/self/fd/0
+usage_case description-leading-zero "--description wants /proc/PID/fd/N, not '/proc/01/fd/0'" --description /proc/01/fd/0
+usage_case description-trailing "--description wants /proc/PID/fd/N, not '/proc/1/fd/0x'" --description /proc/1/fd/0x
+usage_case description-with-path 'no PATH goes with it' --description /proc/1/fd/0 "$file"
+usage_case description-recheck '--description cannot be combined with --recheck' --description /proc/1/fd/0 --recheck
+usage_case description-mount '--description cannot be combined with --mount' --description /proc/1/fd/0 --mount
+usage_case recheck-umount '--recheck cannot be combined with --umount' --recheck --umount "$file"
 
 # A cgroup that is not one: an error naming it, exit 1, nothing done.
 run "$R" --cgroup "$tmp" "$file"

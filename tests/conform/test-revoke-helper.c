@@ -1237,6 +1237,94 @@ static void t_selection(void)
 	stop_daemon();
 }
 
+/*
+ * One open file description through the helper (1.5): A's frevoke_ex of its
+ * own descriptor with REVOKE_DESCRIPTION cuts that descriptor (the caller's
+ * own: the helper stops and cuts A) and leaves B's and root's other opens.
+ */
+static void t_description(void)
+{
+	struct victim b, root;
+	int p[2], res[3] = {-9, -9, -9};
+	pid_t pid;
+
+	open_scratch();
+	make_owned_file(tpath, UID_A);
+	b = hold(tpath, UID_B);
+	root = hold(tpath, 0);
+	start_daemon(NULL);
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
+	pid = test_fork();
+	CHECK(pid >= 0, "fork: %m");
+	if (pid == 0) {
+		struct revoke_opts o = {.sz = sizeof(o),
+					.flags = REVOKE_HELPER | REVOKE_DESCRIPTION,
+					.keep_fd = -1,
+					.timeout_ms = 20000};
+		char c[5];
+		int fd;
+
+		become(UID_A);
+		fd = open(tpath, O_RDONLY | O_CLOEXEC);
+		res[0] = frevoke_ex(fd, &o, NULL);
+		res[1] = res[0] < 0 ? errno : 0;
+		res[2] = pread(fd, c, 5, 0) < 0 ? errno : 0;
+		_exit(write(p[1], res, sizeof(res)) == sizeof(res) ? 0 : 1);
+	}
+	close(p[1]);
+	CHECK(read(p[0], res, sizeof(res)) == sizeof(res), "the client died");
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	CHECK(res[0] == 0, "A's frevoke_ex(DESCRIPTION) through the helper: %s", strerror(res[1]));
+	CHECK(res[2] == EBADF, "A's own descriptor of the description: pread gave %s",
+	      res[2] ? strerror(res[2]) : "data");
+	CHECK_ALIVE(&b, false);
+	CHECK_ALIVE(&root, false);
+	stop_daemon();
+}
+
+/*
+ * A recheck through the helper (1.5): A takes write access from everyone
+ * (0644); B's read-write descriptor is cut, root's stays. A alone could not
+ * take B's credentials to ask the kernel: the helper can.
+ */
+static void t_recheck(void)
+{
+	struct victim b, root;
+	int p[2], res[2] = {-9, -9};
+	pid_t pid;
+
+	open_scratch();
+	make_owned_file(tpath, UID_A);
+	b = hold(tpath, UID_B);
+	root = hold(tpath, 0);
+	CHECK(chmod(tpath, 0644) == 0, "chmod: %m");
+	start_daemon(NULL);
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %m");
+	pid = test_fork();
+	CHECK(pid >= 0, "fork: %m");
+	if (pid == 0) {
+		const char *path = tpath;
+		struct revoke_opts o = {.sz = sizeof(o),
+					.flags = REVOKE_HELPER | REVOKE_RECHECK,
+					.keep_fd = -1,
+					.timeout_ms = 20000};
+
+		become(UID_A);
+		res[0] = revoke_ex(&path, 1, &o, NULL);
+		res[1] = res[0] < 0 ? errno : 0;
+		_exit(write(p[1], res, sizeof(res)) == sizeof(res) ? 0 : 1);
+	}
+	close(p[1]);
+	CHECK(read(p[0], res, sizeof(res)) == sizeof(res), "the client died");
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	CHECK(res[0] == 0, "A's revoke --recheck through the helper: %s", strerror(res[1]));
+	CHECK_DEAD(&b);
+	CHECK_ALIVE(&root, false);
+	stop_daemon();
+}
+
 static const struct killed_row {
 	struct test_row t;
 	int who;
@@ -1254,6 +1342,7 @@ static void killed_case(const void *row)
 TEST_MAIN("helper", {"spoofer_file_library", t_spoofer_file_library, 60},
 	  {"concurrent_same_file", t_concurrent_same_file, 120}, {"no_lockout", t_no_lockout, 60},
 	  {"too_many_paths", t_too_many_paths, 60}, {"selection", t_selection, 60},
+	  {"description", t_description, 60}, {"recheck", t_recheck, 60},
 	  {"spoofer_pty_command", t_spoofer_pty_command, 60}, {"not_owner", t_not_owner, 60},
 	  {"frevoke_keeps_own", t_frevoke_keeps_own, 60},
 	  {"swap_during_request", t_swap_during_request, 240}, {"flood", t_flood, 120},

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 
 #include "conform.h"
+#include "terminal.h"
 
 #define NOBODY 65534
 
@@ -360,7 +361,37 @@ static void t_list(void)
 	CHECK_READS(&n);
 }
 
+/* A terminal held by two processes, one selected: no hangup (it would reach
+ * the other's open too): the other reads on (EAGAIN, not EOF or EIO). */
+static void t_terminal(void)
+{
+	struct victim a, b;
+	struct victim_res r;
+	char slave[64];
+	int master, afd, bfd;
+	pid_t sel[1];
+
+	make_scratch();
+	victim_start(&a);
+	victim_start(&b);
+	master = test_pty(slave, sizeof(slave));
+	afd = victim_open(&a, slave, O_RDWR | O_NOCTTY | O_NONBLOCK);
+	bfd = victim_open(&b, slave, O_RDWR | O_NOCTTY | O_NONBLOCK);
+	sel[0] = a.pid;
+	strcpy(tpath, slave);
+	CHECK(revoke_sel(sel, 1, NULL, 0, NULL, 0, NULL) == 0, "revoke --pid of a pty: %m");
+	r = victim_call(&a, VICTIM_REQ(.op = VOP_READ, .fd = afd, .len = 1));
+	CHECK(r.ret == -1 && r.err == EBADF, "the selected holder: read gave %ld (%s)", r.ret,
+	      strerror(r.err));
+	r = victim_call(&b, VICTIM_REQ(.op = VOP_READ, .fd = bfd, .len = 1));
+	CHECK(r.ret == -1 && r.err == EAGAIN,
+	      "the other holder: read gave %ld (%s), not EAGAIN (hung up?)", r.ret,
+	      strerror(r.err));
+	close(master);
+}
+
 TEST_MAIN("revoke-select", {"pid", t_pid, 30}, {"uid", t_uid, 30},
 	  {"combined_and_empty", t_combined_and_empty, 30},
 	  {"cgroup_subtree", t_cgroup_subtree, 30}, {"bad_input", t_bad_input, 30},
-	  {"unprivileged_own_uid", t_unprivileged_own_uid, 30}, {"list", t_list, 30}, )
+	  {"unprivileged_own_uid", t_unprivileged_own_uid, 30}, {"list", t_list, 30},
+	  {"terminal", t_terminal, 30}, )

@@ -2,6 +2,7 @@
 /* Victims: see victim.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -251,15 +252,21 @@ static void victim_serve(int sock)
 	for (int i = 0; i < 1000000; i++) {
 		static __thread struct victim_req q;
 		static __thread struct victim_res s;
-		int fd = -1;
-		ssize_t n = recv(sock, &q, sizeof(q), 0);
+		int fd = -1, in = -1;
+		ssize_t n = msg_recv_fd(sock, &q, sizeof(q), &in);
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n != (ssize_t)sizeof(q) || q.op == VOP_EXIT)
 			break;
 		memset(&s, 0, sizeof(s));
-		victim_do(sock, &q, &s, &fd);
+		if (q.op == VOP_RECVFD) {
+			s.ret = in;
+			s.err = in < 0 ? EBADF : 0;
+			s.tid = (pid_t)syscall(SYS_gettid);
+		} else {
+			if (in >= 0)
+				close(in);
+			victim_do(sock, &q, &s, &fd);
+		}
 		if (msg_send_fd(sock, &s, sizeof(s), fd) < 0)
 			break;
 		if (fd >= 0)
@@ -292,10 +299,43 @@ void victim_start(struct victim *v)
 	v->sock = sp[0];
 }
 
+void victim_start_as(struct victim *v, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups)
+{
+	int sp[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0, "socketpair: %m");
+	v->pid = test_fork();
+	CHECK(v->pid >= 0, "fork: %m");
+	v->in = v->out = -1;
+	if (v->pid == 0) {
+		close(sp[0]);
+		if (setgroups(ngroups, groups) < 0 ||
+		    test_become(uid, gid,
+				TEST_BECOME_DUMPABLE | (ngroups ? 0 : TEST_BECOME_NOGROUPS)) < 0)
+			_exit(1);
+		victim_serve(sp[1]);
+		_exit(0);
+	}
+	close(sp[1]);
+	v->sock = sp[0];
+}
+
 void victim_send(struct victim *v, const struct victim_req *q)
 {
 	CHECK(send(v->sock, q, sizeof(*q), MSG_NOSIGNAL) == (ssize_t)sizeof(*q),
 	      "send to victim %d: %m", (int)v->pid);
+}
+
+int victim_send_fd(struct victim *v, int fd)
+{
+	struct victim_req q = {.op = VOP_RECVFD};
+	struct victim_res r;
+
+	CHECK(msg_send_fd(v->sock, &q, sizeof(q), fd) == 0, "send a descriptor to victim %d: %m",
+	      (int)v->pid);
+	r = victim_recv(v);
+	CHECK(r.ret >= 0, "victim %d received no descriptor", (int)v->pid);
+	return (int)r.ret;
 }
 
 struct victim_res victim_recv_fd(struct victim *v, int *ret_fd)

@@ -81,6 +81,8 @@ enum victim_op {
 	VOP_CHROOT,	 /* chroot(path), then chdir("/") */
 	VOP_GETCWD,	 /* getcwd(data, sizeof data): ret = 0, the path in data */
 	VOP_STAT,	 /* stat(path, (struct stat *)data) */
+	VOP_RECVFD,	 /* ret = the descriptor sent with the request (SCM_RIGHTS:
+			  * victim_send_fd), the same open file description */
 	VOP_EXIT,	 /* stop serving */
 };
 
@@ -109,10 +111,16 @@ struct victim_res {
 /* Fork a victim that serves requests; returns in the parent only. */
 void victim_start(struct victim *v);
 
+/* victim_start() as UID/GID with supplementary GROUPS (NGROUPS of them, 0:
+ * none), dumpable: a holder of another user's. */
+void victim_start_as(struct victim *v, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups);
+
 /* In a child of the test (test_fork()): become a victim serving SOCK. */
 void __attribute__((noreturn)) victim_become(int sock);
 
 void victim_send(struct victim *v, const struct victim_req *q);
+/* Send FD to V (it keeps a copy: VOP_RECVFD); its number in V. */
+int victim_send_fd(struct victim *v, int fd);
 /* Receive one reply; *RET_FD (if not NULL) gets a descriptor attached to it or -1. */
 struct victim_res victim_recv_fd(struct victim *v, int *ret_fd);
 struct victim_res victim_recv(struct victim *v);

@@ -127,6 +127,12 @@ const char *ref_error_string(const struct revoke_holder *h, const struct revoke_
 {
 	if (r->state == REVOKE_STATE_CUT || r->state == REVOKE_STATE_KEPT)
 		return "";
+	/* --description, --recheck: what discovery could not tell, by kind. */
+	if (r->state == REVOKE_STATE_UNKNOWN)
+		return r->type == REVOKE_REF_MAP ? "cannot tell which description made it: not cut"
+		       : r->type == REVOKE_REF_URING
+			   ? "cannot tell which description (or mode) the slot holds: not cut"
+			   : "cannot tell whose it will be: not cut";
 	/* A holder that could not be stopped explains all of its references. */
 	if (holder_failed(h))
 		return holder_error_string(h);

@@ -387,6 +387,7 @@ static bool report_holders(const struct revoke_report *rep, int err)
 
 struct counts {
 	size_t total, cut, bad;
+	size_t unknown; /* left untouched: not told apart (--description, --recheck) */
 };
 
 static struct counts count_refs(const struct revoke_report *rep, size_t t)
@@ -403,6 +404,7 @@ static struct counts count_refs(const struct revoke_report *rep, size_t t)
 				continue;
 			c.total++;
 			c.cut += r->state == REVOKE_STATE_CUT;
+			c.unknown += r->state == REVOKE_STATE_UNKNOWN;
 			c.bad += ref_not_cut(h, r);
 		}
 	}
@@ -459,6 +461,10 @@ static void report_path(const struct cli *cli, const struct revoke_report *rep, 
 	if (uninspected && !uninspected_said)
 		warnx_("%s: %zu %s could not be inspected and may hold it", path, uninspected,
 		       plural(uninspected, "process", "processes"));
+	if (c.unknown)
+		warnx_("%s: %zu %s left untouched: discovery cannot tell %s", path, c.unknown,
+		       plural(c.unknown, "reference", "references"),
+		       "which description made a mapping or fills an io_uring slot");
 }
 
 /* --umount: the verdict on the mounts as a whole. Returns whether it said
@@ -518,6 +524,19 @@ static bool report_umount(const struct cli *cli, const struct revoke_report *rep
 	return false;
 }
 
+/* Whether some reference was left untouched, not told apart. */
+static bool any_unknown(const struct revoke_report *rep)
+{
+	for (size_t i = 0; i < rep->nholders; i++) {
+		const struct revoke_holder *h = revoke_report_holder(rep, i);
+
+		for (size_t k = 0; k < h->nrefs; k++)
+			if (revoke_report_ref(rep, h, k)->state == REVOKE_STATE_UNKNOWN)
+				return true;
+	}
+	return false;
+}
+
 void report_outcome(const struct cli *cli, const struct revoke_report *rep, int err,
 		    char *const *paths, size_t npaths)
 {
@@ -529,7 +548,7 @@ void report_outcome(const struct cli *cli, const struct revoke_report *rep, int 
 		return;
 	if (report_call_failure(rep, npaths, err))
 		return;
-	if (err == 0 && uninspected == 0)
+	if (err == 0 && uninspected == 0 && !any_unknown(rep))
 		return;
 	if (rep->ntargets == 0) {
 		/* The call gave up before it had looked the paths up. */

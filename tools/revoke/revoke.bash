@@ -56,6 +56,17 @@ _revoke()
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return
 		;;
+	--description)
+		# /proc/PID/fd/N: the pids, then their descriptors.
+		if [[ $cur == /proc/[0-9]*/fd/* ]]; then
+			local d=${cur%/*}
+			COMPREPLY=($(compgen -W "$(cd "$d" 2>/dev/null && printf "$d/%s " [0-9]*)" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$(cd /proc && printf '/proc/%s/fd/ ' [0-9]*)" -- "$cur"))
+			compopt -o nospace 2>/dev/null
+		fi
+		return
+		;;
 	--ns | --pid)
 		# A process (--ns: whose view of the paths is meant): the pids of /proc.
 		if declare -F _pids >/dev/null; then
@@ -96,7 +107,7 @@ _revoke()
 
 	if [[ -z $dashdash && $cur == -* ]]; then
 		COMPREPLY=($(compgen -W '-l --list -b --best-effort -t --timeout -m --mount
-			--umount --dry-run --no-submounts --ns --pid --uid --cgroup --no-follow --no-hangup --engine
+			--umount --dry-run --no-submounts --ns --pid --uid --cgroup --description --recheck --no-follow --no-hangup --engine
 			--discovery -J --json -r --raw -n --noheadings -o --output -q --quiet
 			-h --help -V --version --' -- "$cur"))
 		return

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -112,6 +113,8 @@ static void __attribute__((noreturn)) usage(void)
 	FILE *out = stdout;
 
 	fprintf(out, "\nUsage:\n %s [options] <path>...\n", program_invocation_short_name);
+	fprintf(out, " %s [options] --description /proc/<pid>/fd/<n>\n",
+		program_invocation_short_name);
 	fprintf(out, " %s [options] --umount <mountpoint>...\n", program_invocation_short_name);
 	fprintf(out, " %s [options] --list --mount <mountpoint>...\n",
 		program_invocation_short_name);
@@ -137,6 +140,10 @@ static void __attribute__((noreturn)) usage(void)
 	    "these\n"
 	    "     --cgroup <dir>        only processes in this cgroup v2 subtree (a directory, or\n"
 	    "                           a path as /proc/PID/cgroup prints it)\n"
+	    "     --description <path>  one open file description, /proc/PID/fd/N: every\n"
+	    "                           descriptor sharing it, in every process; no <path>\n"
+	    "     --recheck             only holders who could no longer open the file in\n"
+	    "                           the mode they hold it (after chmod, chown, setfacl)\n"
 	    "     --no-follow           do not follow a symbolic link in the last component\n"
 	    "     --no-hangup           do not hang up terminals\n"
 	    "     --engine <name>       auto, ptrace or syscall\n"
@@ -225,6 +232,8 @@ enum {
 	OPT_PID,
 	OPT_UID,
 	OPT_CGROUP,
+	OPT_DESCRIPTION,
+	OPT_RECHECK,
 };
 
 /* The most pids or uids one selection takes (the library's limit). */
@@ -280,6 +289,63 @@ static void parse_uids(const char *arg, uid_t *uids, size_t *n)
 	free(copy);
 }
 
+/* --description /proc/PID/fd/N: PID and N, or a usage error. Only that
+ * spelling: any other path would be opened anew, a description of its own. */
+static void parse_description(const char *arg, pid_t *ret_pid, int *ret_fd)
+{
+	const char *p = arg;
+	long v[2];
+
+	if (strncmp(p, "/proc/", 6) != 0)
+		goto bad;
+	p += 6;
+	for (int i = 0; i < 2; i++) {
+		char *end;
+
+		/* /proc spells no leading zero: "/proc/07" is no process. */
+		if (!isdigit((unsigned char)*p) || (p[0] == '0' && isdigit((unsigned char)p[1])))
+			goto bad;
+		errno = 0;
+		v[i] = strtol(p, &end, 10);
+		if (errno || v[i] > INT_MAX || (i == 0 && v[i] == 0))
+			goto bad;
+		p = end;
+		if (i == 0 && strncmp(p, "/fd/", 4) != 0)
+			goto bad;
+		p += i == 0 ? 4 : 0;
+	}
+	if (*p)
+		goto bad;
+	*ret_pid = (pid_t)v[0];
+	*ret_fd = (int)v[1];
+	return;
+bad:
+	usage_error("--description wants /proc/PID/fd/N, not '%s'", arg);
+}
+
+/* A copy of process PID's descriptor N (pidfd_getfd: the same open file
+ * description, not a new open), or -1 with the reason said. */
+static int take_description(const char *arg, pid_t pid, int n)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0), fd;
+
+	if (pidfd < 0) {
+		warnx_("--description %s: %s", arg,
+		       errno == ESRCH ? "no such process" : strerror(errno));
+		return -1;
+	}
+	fd = (int)syscall(SYS_pidfd_getfd, pidfd, n, 0);
+	if (fd < 0)
+		warnx_("--description %s: %s", arg,
+		       errno == EBADF	? "no such open descriptor"
+		       : errno == ESRCH ? "no such process"
+		       : errno == EPERM
+			   ? "not allowed to take it (needs ptrace access to the process)"
+			   : strerror(errno));
+	close(pidfd);
+	return fd;
+}
+
 /* The library keeps a pidfd per holder while it works: thousands of holders
  * need more than the usual soft limit of 1024 descriptors. */
 static void raise_nofile_limit(void)
@@ -310,6 +376,8 @@ int main(int argc, char **argv)
 	    {"pid", required_argument, NULL, OPT_PID},
 	    {"uid", required_argument, NULL, OPT_UID},
 	    {"cgroup", required_argument, NULL, OPT_CGROUP},
+	    {"description", required_argument, NULL, OPT_DESCRIPTION},
+	    {"recheck", no_argument, NULL, OPT_RECHECK},
 	    {"json", no_argument, NULL, 'J'},
 	    {"raw", no_argument, NULL, 'r'},
 	    {"noheadings", no_argument, NULL, 'n'},
@@ -325,8 +393,10 @@ int main(int argc, char **argv)
 	uid_t uids[MAX_SELECT];
 	struct revoke_report *rep = NULL;
 	struct cli cli = {0};
-	const char *output = NULL;
-	int c, r, err, ret = EXIT_SUCCESS;
+	const char *output = NULL, *description = NULL;
+	char *desc_path[1], **paths;
+	pid_t desc_pid = 0;
+	int c, r, err, ret = EXIT_SUCCESS, desc_n = -1;
 	size_t npaths;
 
 	setlocale(LC_ALL, "");
@@ -387,6 +457,14 @@ int main(int argc, char **argv)
 			if (!*optarg)
 				usage_error("empty cgroup for --cgroup");
 			opts.cgroup = optarg;
+			break;
+		case OPT_DESCRIPTION:
+			parse_description(optarg, &desc_pid, &desc_n);
+			description = optarg;
+			opts.flags |= REVOKE_DESCRIPTION;
+			break;
+		case OPT_RECHECK:
+			opts.flags |= REVOKE_RECHECK;
 			break;
 		case OPT_NO_FOLLOW:
 			opts.flags |= REVOKE_NOFOLLOW;
@@ -461,14 +539,28 @@ int main(int argc, char **argv)
 			    : opts.nuids ? "uid"
 					 : "cgroup",
 			    cli.umount ? "--umount" : "--mount");
+	if ((opts.flags & (REVOKE_DESCRIPTION | REVOKE_RECHECK)) && (cli.mount || cli.umount))
+		usage_error("--%s cannot be combined with %s",
+			    description ? "description" : "recheck",
+			    cli.umount ? "--umount" : "--mount");
+	if (description && (opts.flags & REVOKE_RECHECK))
+		usage_error("--description cannot be combined with --recheck");
+	if (description && cli.ns)
+		usage_error("--description cannot be combined with --ns");
+	if (description && optind < argc)
+		usage_error("--description names the file: no PATH goes with it ('%s')",
+			    argv[optind]);
 	if (cli.dry_run) {
 		cli.list = true;
 		opts.flags |= REVOKE_LIST_ONLY;
 	}
-	if (optind >= argc)
+	if (optind >= argc && !description)
 		usage_error(cli.umount || (opts.flags & REVOKE_MOUNT) ? "no MOUNTPOINT given"
 								      : "no PATH given");
-	npaths = (size_t)(argc - optind);
+	/* The messages name a description as they would a path. */
+	desc_path[0] = (char *)description;
+	paths = description ? desc_path : argv + optind;
+	npaths = description ? 1 : (size_t)(argc - optind);
 
 	columns_default(&cli);
 	if (output) {
@@ -485,18 +577,40 @@ int main(int argc, char **argv)
 		}
 	}
 
-	hold_signals();
-	r = revoke_ex((const char *const *)(argv + optind), npaths, &opts, &rep);
-	err = r < 0 ? errno : 0;
+	if (description) {
+		int fd = take_description(description, desc_pid, desc_n);
+
+		if (fd < 0) {
+			close_stdout();
+			return EXIT_FAILURE;
+		}
+		hold_signals();
+		/* Our copy shares the description: the library cuts it too. */
+		r = frevoke_ex(fd, &opts, &rep);
+		err = r < 0 ? errno : 0;
+		close(fd);
+	} else {
+		hold_signals();
+		r = revoke_ex((const char *const *)paths, npaths, &opts, &rep);
+		err = r < 0 ? errno : 0;
+	}
 	if (r < 0 && err == 0)
 		err = EIO;
 	release_quiet_signals();
 
 	if (!rep) {
 		if (r < 0 && cli.ns)
-			report_ns_failure(argv + optind, npaths, cli.ns, err);
+			report_ns_failure(paths, npaths, cli.ns, err);
+		else if (r < 0 && description)
+			warnx_("--description %s: %s", description,
+			       err == EBADF ? "is a descriptor that an earlier revoke left"
+			       : err == EINVAL
+				   ? "refused: an anonymous inode (eventfd, epoll...) or a "
+				     "device every process shares"
+			       : err == EPERM ? "not the owner of the file (needs CAP_FOWNER)"
+					      : strerror(err));
 		else if (r < 0)
-			report_lookup_failure(argv + optind, npaths, opts.flags & REVOKE_NOFOLLOW,
+			report_lookup_failure(paths, npaths, opts.flags & REVOKE_NOFOLLOW,
 					      opts.flags & REVOKE_MOUNT, err);
 		else
 			warnx_("%s", "the library returned no report");
@@ -521,7 +635,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	report_outcome(&cli, rep, err, argv + optind, npaths);
+	report_outcome(&cli, rep, err, paths, npaths);
 	if (r < 0)
 		ret = EXIT_FAILURE;
 	revoke_report_free(rep);
