@@ -35,13 +35,6 @@ int rv_scan(const struct rv_target *targets, size_t ntargets, const struct rv_sc
 	if ((flags & REVOKE_DISCOVERY_PROC) && (flags & REVOKE_DISCOVERY_BPF))
 		return -EINVAL;
 
-	/* The iterators compare (dev, ino); a mount needs the mount of each
-	 * file, which /proc gives. */
-	if (rv_targets_have_mount(targets, ntargets)) {
-		if (flags & REVOKE_DISCOVERY_BPF)
-			return -EOPNOTSUPP;
-		flags |= REVOKE_DISCOVERY_PROC;
-	}
 	if (!(flags & REVOKE_DISCOVERY_PROC)) {
 #if HAVE_BPF
 		r = rv_scan_bpf(targets, ntargets, opts, ret);

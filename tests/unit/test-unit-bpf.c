@@ -22,6 +22,7 @@
 #include "fork.h"
 #include "harness.h"
 #include "internal.h"
+#include "kinds/target.h"
 #include "proc.h"
 #include "scratch.h"
 
@@ -388,6 +389,89 @@ static void test_same_holders(void)
 	cleanup_files();
 }
 
+static void require_bpf(const struct rv_target *t);
+
+/* A mount as the target (REVOKE_MOUNT, --umount): BPF finds what was opened
+ * through it by the mount's id, as /proc does by each file's mnt_id. The
+ * test's scratch directory is a tmpfs of its own in a mount namespace of its
+ * own; the victims' files, mappings, cwd, threads and executable are on it. */
+static void test_mount(void)
+{
+	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	bool gone = false;
+	const struct rv_guard guard = {&mu, &gone};
+	struct rv_holders proc = {0}, bpf = {0};
+	struct rv_target *t = NULL;
+	const char *mp = dir_tmpl;
+	struct rv_request req = {.paths = &mp,
+				 .npaths = 1,
+				 .fd = -1,
+				 .keep_fd = -1,
+				 .flags = REVOKE_MOUNT,
+				 .ns_root_fd = -1,
+				 .ns_cwd_fd = -1};
+	size_t nt = 0;
+	pid_t v[9];
+
+	CHECK(mkdtemp(dir_tmpl), "mkdtemp: %s", strerror(errno));
+	CHECK(unshare(CLONE_NEWNS) == 0, "unshare(CLONE_NEWNS): %s", strerror(errno));
+	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "make / private: %m");
+	CHECK(mount("tmpfs", dir_tmpl, "tmpfs", 0, NULL) == 0, "mount tmpfs: %m");
+	{
+		/* setup_files() in the mounted directory */
+		int fd;
+
+		snprintf(file_path, sizeof(file_path), "%s/target", dir_tmpl);
+		snprintf(dir_path, sizeof(dir_path), "%s/dir", dir_tmpl);
+		snprintf(exe_path, sizeof(exe_path), "%s/sleeper", dir_tmpl);
+		fd = open(file_path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+		CHECK(fd >= 0 && ftruncate(fd, 4 * 4096) == 0, "target file: %m");
+		close(fd);
+		CHECK(mkdir(dir_path, 0755) == 0, "mkdir: %m");
+		test_copy_file("/bin/sleep", exe_path, 0755);
+	}
+	for (int k = 0; k < 9; k++)
+		v[k] = spawn(k);
+	for (int k = 0; k < 9; k++)
+		wait_settled(v[k]);
+	req.deadline_ns = now_ns() + 5000000000ull;
+	CHECK(rv_mounts_resolve(&req, &guard, &t, &nt) == 0 && nt >= 1, "resolve the mount: %m");
+	{
+		int ignore[1] = {t[0].path_fd};
+		struct rv_scan_opts o = {
+		    .flags = REVOKE_DISCOVERY_BPF, .ignore_fds = ignore, .nignore_fds = 1};
+		struct rv_target ft = {0};
+		int r;
+
+		/* BPF usable here at all (else SKIP), then for a mount too (it
+		 * was /proc only: EOPNOTSUPP). */
+		target_of(file_path, &ft);
+		require_bpf(&ft);
+		close(ft.path_fd);
+		r = rv_scan(t, nt, &o, &bpf);
+		CHECK(r == REVOKE_DISC_BPF, "BPF discovery of a mount: %d (%s)", r,
+		      r < 0 ? strerror(-r) : "");
+		rv_holders_free(&bpf);
+		scan_both(t, nt, ignore, 1, &proc, &bpf);
+	}
+	CHECK(count_type(find(&bpf, v[0]), REVOKE_REF_FD) == 5, "fd victim: %zu fds",
+	      count_type(find(&bpf, v[0]), REVOKE_REF_FD));
+	CHECK(count_type(find(&bpf, v[1]), REVOKE_REF_MAP) == 3, "map victim: %zu maps",
+	      count_type(find(&bpf, v[1]), REVOKE_REF_MAP));
+	CHECK(count_type(find(&bpf, v[3]), REVOKE_REF_CWD) == 1, "the cwd on the mount not found");
+	CHECK(count_type(find(&bpf, v[7]), REVOKE_REF_EXE) == 1, "the executable on it not found");
+	CHECK(!find(&bpf, v[8]), "a process holding nothing was listed");
+	rv_holders_free(&proc);
+	rv_holders_free(&bpf);
+	rv_targets_free(t, nt);
+	for (int k = 0; k < 9; k++)
+		kill(v[k], SIGKILL);
+	for (int k = 0; k < 9; k++)
+		waitpid(v[k], NULL, 0);
+	CHECK(umount2(dir_tmpl, MNT_DETACH) == 0, "umount: %m");
+	cleanup_files();
+}
+
 /* Many processes, each with a few target fds among others and a mapping;
  * one in four holds the target through the mapping only. */
 static void test_many(void)
@@ -604,4 +688,4 @@ static void test_overlayfs(void)
 
 TEST_MAIN("unit-bpf", {"same_holders", test_same_holders, 60}, {"many", test_many, 60},
 	  {"overlayfs", test_overlayfs, 60}, {"rlimit_nofile", test_rlimit_nofile, 60},
-	  {"no_holders", test_no_holders, 30})
+	  {"no_holders", test_no_holders, 30}, {"mount", test_mount, 60})

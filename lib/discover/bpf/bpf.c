@@ -533,6 +533,7 @@ static int bpf_load(const struct rv_target *targets, size_t ntargets, struct rv_
 			return -ENOMEM;
 		}
 		b->skel->rodata->fmode_backing = fmode_backing();
+		b->skel->rodata->by_mount = rv_targets_have_mount(targets, ntargets);
 		r = revoke_bpf__load(b->skel);
 		if (r != -EAGAIN)
 			break;
@@ -551,6 +552,10 @@ static int bpf_load(const struct rv_target *targets, size_t ntargets, struct rv_
 		struct rv_bpf_key key = {.ino = (__u64)targets[t].ino,
 					 .dev = (__u32)rv_target_kdev(&targets[t])};
 		__u32 idx = (__u32)t;
+
+		/* A mount: what was opened through it, by its id. */
+		if (targets[t].mount)
+			key = (struct rv_bpf_key){.ino = targets[t].mnt_id, .kind = RV_BPF_KEY_MNT};
 
 		/* Two targets naming one file: the first index stands for both,
 		 * as only one ref per reference is reported. */

@@ -13,14 +13,17 @@
 /* The identity of a target as the kernel sees it: the superblock's s_dev
  * (kernel encoding: major << 20 | minor) and the inode number; or, for a
  * device target's other nodes (aliases), ino 0, dev its i_rdev and kind
- * RV_BPF_KEY_CHR or RV_BPF_KEY_BLK. */
+ * RV_BPF_KEY_CHR or RV_BPF_KEY_BLK; or, for a mount target (REVOKE_MOUNT),
+ * kind RV_BPF_KEY_MNT, dev 0 and ino the mount's id (struct mount's mnt_id,
+ * statx's stx_mnt_id): every file, mapping, cwd and root opened through that
+ * mount. */
 struct rv_bpf_key {
 	__u64 ino;
 	__u32 dev;
 	__u32 kind;
 };
 
-enum { RV_BPF_KEY_INODE = 0, RV_BPF_KEY_CHR, RV_BPF_KEY_BLK };
+enum { RV_BPF_KEY_INODE = 0, RV_BPF_KEY_CHR, RV_BPF_KEY_BLK, RV_BPF_KEY_MNT };
 
 /* In a record's target: the file matched as an alias of the device target. */
 #define RV_BPF_ALIAS 0x80000000u

@@ -44,6 +44,10 @@ char LICENSE[] SEC("license") = "GPL";
  * kernel version; set before load (bpf.c). */
 const volatile __u32 fmode_backing = 0;
 
+/* Whether the targets are mounts (REVOKE_MOUNT): then every path is also
+ * looked up by its mount's id; set before load (bpf.c). */
+const volatile __u32 by_mount = 0;
+
 /* fs/file_table.c, 6.8+ (6.5-6.7 have real_path instead, with the user's
  * path in f_path). CO-RE finds user_path inside the anonymous union. */
 struct backing_file___rv {
@@ -130,6 +134,20 @@ static __always_inline int match_inode_read(struct inode *inode, __u32 *ret_targ
 	       match_alias(BPF_CORE_READ(inode, i_mode), BPF_CORE_READ(inode, i_rdev), ret_target);
 }
 
+/* A path's mount MNT (a vfsmount pointer read as a number) is a mount
+ * target: by the id of the struct mount around it. */
+static __always_inline int match_mnt(unsigned long mnt, __u32 *ret_target)
+{
+	struct rv_bpf_key key = {.kind = RV_BPF_KEY_MNT};
+	struct mount *m;
+
+	if (!by_mount || !mnt)
+		return 0;
+	m = (struct mount *)(mnt - bpf_core_field_offset(struct mount, mnt));
+	key.ino = (__u64)BPF_CORE_READ(m, mnt_id);
+	return match_key(&key, ret_target);
+}
+
 /* The kernel keeps the user's path of a backing file in user_path. */
 static __always_inline int has_user_path(void)
 {
@@ -159,6 +177,13 @@ static __always_inline int match_file(struct file *file, __u32 *ret_target)
 
 	if (match_inode(file->f_path.dentry->d_inode, ret_target))
 		return 1;
+	if (by_mount) {
+		unsigned long fmnt = 0;
+
+		bpf_core_read(&fmnt, sizeof(fmnt), &file->f_path.mnt);
+		if (match_mnt(fmnt, ret_target))
+			return 1;
+	}
 	if (!has_user_path())
 		return 0;
 	mode = file->f_mode;
@@ -170,7 +195,8 @@ static __always_inline int match_file(struct file *file, __u32 *ret_target)
 	if (!dentry || !mnt || BPF_CORE_READ(mnt, mnt_sb) != BPF_CORE_READ(dentry, d_sb))
 		/* No path there: not a backing file, unless it says it is. */
 		return backing ? -1 : 0;
-	if (!match_inode_read(BPF_CORE_READ(dentry, d_inode), ret_target))
+	if (!match_inode_read(BPF_CORE_READ(dentry, d_inode), ret_target) &&
+	    !match_mnt((unsigned long)mnt, ret_target))
 		return 0;
 	return backing ? 1 : -1;
 }
@@ -372,11 +398,12 @@ static __always_inline void emit_info(struct seq_file *seq, struct task_struct *
 }
 
 static __always_inline int emit_path(struct seq_file *seq, __u32 kind, struct inode *inode,
-				     struct task_struct *task, struct task_struct *leader)
+				     unsigned long mnt, struct task_struct *task,
+				     struct task_struct *leader)
 {
 	struct rv_bpf_rec rec = {};
 
-	if (!match_inode_read(inode, &rec.target))
+	if (!match_inode_read(inode, &rec.target) && !match_mnt(mnt, &rec.target))
 		return 0;
 	fill_ids(&rec, kind, task, leader);
 	rec.fd = -1;
@@ -401,18 +428,18 @@ int rv_task(struct bpf_iter__task *ctx)
 		struct fs_struct *fs = BPF_CORE_READ(task, fs);
 
 		if (fs) {
-			emit_path(seq, RV_BPF_CWD, BPF_CORE_READ(fs, pwd.dentry, d_inode), task,
-				  leader);
-			emit_path(seq, RV_BPF_ROOT, BPF_CORE_READ(fs, root.dentry, d_inode), task,
-				  leader);
+			emit_path(seq, RV_BPF_CWD, BPF_CORE_READ(fs, pwd.dentry, d_inode),
+				  (unsigned long)BPF_CORE_READ(fs, pwd.mnt), task, leader);
+			emit_path(seq, RV_BPF_ROOT, BPF_CORE_READ(fs, root.dentry, d_inode),
+				  (unsigned long)BPF_CORE_READ(fs, root.mnt), task, leader);
 		}
 	}
 	if (task == leader || !BPF_CORE_READ(leader, mm)) {
 		struct file *exe = BPF_CORE_READ(task, mm, exe_file);
 
 		if (exe)
-			emit_path(seq, RV_BPF_EXE, BPF_CORE_READ(exe, f_path.dentry, d_inode), task,
-				  leader);
+			emit_path(seq, RV_BPF_EXE, BPF_CORE_READ(exe, f_path.dentry, d_inode),
+				  (unsigned long)BPF_CORE_READ(exe, f_path.mnt), task, leader);
 	}
 	tgid = BPF_CORE_READ(task, tgid);
 	v = bpf_map_lookup_elem(&holders, &tgid);
