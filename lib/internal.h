@@ -558,6 +558,8 @@ int rv_proc_statx(pid_t pid, pid_t tid, int flags, unsigned int mask, struct sta
 /* /proc/PID/NAME read whole into BUF, NUL-terminated: its length, or
  * -ESRCH (gone), -errno (proc/proc.c). */
 int rv_proc_read_text(pid_t pid, const char *name, char *buf, size_t size);
+/* The same of thread TID's (0: the process's) /proc/PID/task/TID/NAME. */
+int rv_proc_read_task_text(pid_t pid, pid_t tid, const char *name, char *buf, size_t size);
 /* /proc/PID/status, parsed. */
 int rv_proc_status_of(pid_t pid, struct rv_proc_status *ret);
 /* /proc/PID/status's credentials (proc/proc.c). */

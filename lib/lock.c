@@ -73,13 +73,14 @@ static pid_t lock_owner(int fd)
  * SHARED_DIR/UID.NAME (a cron job, a service with a User=). */
 static void user_file(uid_t uid, const char *name, char *buf, size_t size)
 {
+	char dir[32];
 	struct stat st;
 
-	snprintf(buf, size, "/run/user/%u", (unsigned)uid);
+	snprintf(dir, sizeof(dir), "/run/user/%u", (unsigned)uid);
 	if (uid == 0)
 		snprintf(buf, size, "/run/librevoke.%s", name);
-	else if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid)
-		snprintf(buf, size, "/run/user/%u/librevoke.%s", (unsigned)uid, name);
+	else if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid)
+		snprintf(buf, size, "%s/librevoke.%s", dir, name);
 	else
 		snprintf(buf, size, SHARED_DIR "/%u.%s", (unsigned)uid, name);
 }

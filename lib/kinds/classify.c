@@ -180,9 +180,26 @@ size_t rv_classify_all(const struct rv_run *run, bool native)
  */
 void rv_narrow_refs(struct rv_run *run, int phase)
 {
-	if (run->req.flags & REVOKE_DESCRIPTION)
-		rv_description_filter(rv_run_description_fd(run), &run->holders, 0);
-	if (run->req.flags & REVOKE_RECHECK)
-		rv_recheck_filter(&run->recheck, &run->holders, 0,
-				  rv_budget_deadline(&run->budget, phase));
+	uint64_t deadline = rv_budget_deadline(&run->budget, phase);
+
+	for (size_t i = 0; i < run->holders.n; i++) {
+		struct rv_holder *h = &run->holders.v[i];
+		char why[sizeof(h->pub.reason)] = "";
+		int r = 0;
+
+		if (h->other_user || h->uninspected || !h->pub.nrefs)
+			continue;
+		if (run->req.flags & REVOKE_DESCRIPTION)
+			r = rv_description_narrow(rv_run_description_fd(run), h, why, sizeof(why));
+		if (r == 0 && h->pub.nrefs && (run->req.flags & REVOKE_RECHECK))
+			r = rv_recheck_narrow(&run->recheck, h, deadline, why, sizeof(why));
+		if (r == -ESRCH) { /* gone: it holds nothing */
+			rv_holder_clear(h);
+			h->pub.reason[0] = '\0';
+		} else if (r < 0) { /* could not be decided: uninspected, never guessed */
+			rv_holder_clear(h);
+			h->uninspected = true;
+			snprintf(h->pub.reason, sizeof(h->pub.reason), "%s", why);
+		}
+	}
 }

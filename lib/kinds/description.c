@@ -31,9 +31,7 @@ static int same_description(int desc_fd, pid_t pid, int fd)
 	return r == 0;
 }
 
-/* The references of H to DESC_FD's description: -ESRCH when H is gone,
- * -EPERM when it cannot be compared. */
-static int filter_holder(int desc_fd, struct rv_holder *h)
+int rv_description_narrow(int desc_fd, struct rv_holder *h, char *why, size_t size)
 {
 	pid_t pid = h->self ? getpid() : h->pub.pid;
 	size_t k = 0;
@@ -49,8 +47,12 @@ static int filter_holder(int desc_fd, struct rv_holder *h)
 				return r;
 			if (r == -EBADF || r == 0)
 				continue; /* closed since, or another open */
-			if (r < 0)
+			if (r < 0) {
+				/* What cannot be compared is not guessed at. */
+				snprintf(why, size,
+					 "kcmp refused: cannot tell which descriptions it holds");
 				return -EPERM;
+			}
 			break;
 		case REVOKE_REF_MAP:
 		case REVOKE_REF_URING:
@@ -69,33 +71,4 @@ static int filter_holder(int desc_fd, struct rv_holder *h)
 	}
 	h->pub.nrefs = k;
 	return 0;
-}
-
-size_t rv_description_filter(int desc_fd, struct rv_holders *hs, size_t from)
-{
-	size_t none = 0;
-
-	for (size_t i = from; i < hs->n; i++) {
-		struct rv_holder *h = &hs->v[i];
-		bool cut = false;
-		int r;
-
-		if (h->other_user || h->uninspected || !h->pub.nrefs)
-			continue;
-		r = filter_holder(desc_fd, h);
-		if (r == -ESRCH) {
-			rv_holder_clear(h);
-			h->pub.reason[0] = '\0';
-		} else if (r < 0) {
-			/* What cannot be compared is not guessed at. */
-			rv_holder_clear(h);
-			h->uninspected = true;
-			snprintf(h->pub.reason, sizeof(h->pub.reason),
-				 "kcmp refused: cannot tell which descriptions it holds");
-		}
-		for (size_t j = 0; j < h->pub.nrefs && !cut; j++)
-			cut = h->pub.refs[j].state == REVOKE_STATE_FOUND;
-		none += !cut;
-	}
-	return none;
 }

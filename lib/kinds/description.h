@@ -6,14 +6,14 @@
 #include "internal.h"
 
 /*
- * Leaves in HS[FROM..] only the references to the open file description
- * DESC_FD (a descriptor of the caller's) holds: a descriptor that shares it
- * stays (to cut), one of another open of the file goes; a mapping or an
- * io_uring slot, which discovery cannot tie to a description, is marked
- * REVOKE_STATE_UNKNOWN (never cut, never guessed); a holder that cannot be
- * compared (no ptrace access: kcmp refuses) becomes uninspected. Returns how
- * many holders were left with nothing to cut.
+ * Leaves in H only the references to the open file description DESC_FD (a
+ * descriptor of the caller's): a descriptor that shares it stays (to cut),
+ * one of another open of the file goes; a mapping or an io_uring slot, which
+ * discovery cannot tie to a description, is marked REVOKE_STATE_UNKNOWN
+ * (never cut, never guessed). 0; -ESRCH when H is gone; -EPERM, with WHY,
+ * when it cannot be compared (no ptrace access: kcmp refuses). For
+ * rv_narrow_refs() (classify.c).
  */
-size_t rv_description_filter(int desc_fd, struct rv_holders *hs, size_t from);
+int rv_description_narrow(int desc_fd, struct rv_holder *h, char *why, size_t size);
 
 #endif

@@ -266,15 +266,20 @@ static int allowed(const char *answers, unsigned int t, int want)
 	return verdict;
 }
 
-/* H's references its credentials no longer allow; -errno as answers_of. */
-static int filter_holder(struct rv_recheck *rc, struct rv_holder *h, uint64_t deadline)
+int rv_recheck_narrow(struct rv_recheck *rc, struct rv_holder *h, uint64_t deadline, char *why,
+		      size_t size)
 {
 	const char *answers;
 	size_t k = 0;
 	int r = answers_of(rc, h->self ? getpid() : h->pub.pid, deadline, &answers);
 
-	if (r < 0)
+	if (r == -ENOENT)
+		return -ESRCH;
+	if (r < 0) {
+		/* Its credentials could not be asked about: not guessed. */
+		snprintf(why, size, "cannot ask the kernel as its credentials: %s", strerror(-r));
 		return r;
+	}
 	for (size_t j = 0; j < h->pub.nrefs; j++) {
 		struct revoke_ref *ref = &h->pub.refs[j];
 		int want = ref_modes(ref), ok;
@@ -291,34 +296,4 @@ static int filter_holder(struct rv_recheck *rc, struct rv_holder *h, uint64_t de
 	}
 	h->pub.nrefs = k;
 	return 0;
-}
-
-size_t rv_recheck_filter(struct rv_recheck *rc, struct rv_holders *hs, size_t from,
-			 uint64_t deadline)
-{
-	size_t none = 0;
-
-	for (size_t i = from; i < hs->n; i++) {
-		struct rv_holder *h = &hs->v[i];
-		bool cut = false;
-		int r;
-
-		if (h->other_user || h->uninspected || !h->pub.nrefs)
-			continue;
-		r = filter_holder(rc, h, deadline);
-		if (r == -ESRCH || r == -ENOENT) {
-			rv_holder_clear(h);
-			h->pub.reason[0] = '\0';
-		} else if (r < 0) {
-			/* Its credentials could not be asked about: not guessed. */
-			rv_holder_clear(h);
-			h->uninspected = true;
-			snprintf(h->pub.reason, sizeof(h->pub.reason),
-				 "cannot ask the kernel as its credentials: %s", strerror(-r));
-		}
-		for (size_t j = 0; j < h->pub.nrefs && !cut; j++)
-			cut = h->pub.refs[j].state == REVOKE_STATE_FOUND;
-		none += !cut;
-	}
-	return none;
 }

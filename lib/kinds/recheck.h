@@ -18,15 +18,15 @@ struct rv_recheck {
 int rv_recheck_init(struct rv_recheck *rc, const int *fds, size_t n);
 void rv_recheck_done(struct rv_recheck *rc);
 /*
- * Leaves in HS[FROM..] only the references their holders' credentials would
- * no longer let them make (the kernel's answer, asked as each holder by a
- * child of ours, bounded by DEADLINE): one still allowed goes; one whose
- * mode discovery does not show (an io_uring slot, a descriptor in flight) is
- * REVOKE_STATE_UNKNOWN; a holder whose credentials cannot be read or taken
- * becomes uninspected. Answers are kept per holder: a rescan asks nothing
- * again. Returns how many holders were left with nothing to cut.
+ * Leaves in H only the references its credentials would no longer let it
+ * make (the kernel's answer, asked as H by a child of ours, bounded by
+ * DEADLINE): one still allowed goes; one whose mode discovery does not show
+ * (an io_uring slot, a descriptor in flight) is REVOKE_STATE_UNKNOWN. 0;
+ * -ESRCH when H is gone; -errno, with WHY, when its credentials cannot be
+ * read or taken. Answers are kept per holder: a rescan asks nothing again.
+ * For rv_narrow_refs() (classify.c).
  */
-size_t rv_recheck_filter(struct rv_recheck *rc, struct rv_holders *hs, size_t from,
-			 uint64_t deadline);
+int rv_recheck_narrow(struct rv_recheck *rc, struct rv_holder *h, uint64_t deadline, char *why,
+		      size_t size);
 
 #endif

@@ -104,17 +104,24 @@ int rv_proc_statx(pid_t pid, pid_t tid, int flags, unsigned int mask, struct sta
 	return statx(AT_FDCWD, path, flags, mask, stx);
 }
 
-int rv_proc_read_text(pid_t pid, const char *name, char *buf, size_t size)
+int rv_proc_read_task_text(pid_t pid, pid_t tid, const char *name, char *buf, size_t size)
 {
 	char path[64];
 	ssize_t n;
 
-	if (rv_proc_path(path, sizeof(path), pid, 0, "%s", name) < 0)
+	if (rv_proc_path(path, sizeof(path), pid, tid, "%s", name) < 0)
 		return -ENAMETOOLONG;
+	/* A process or thread that is gone is -ESRCH, however it shows (no
+	 * such file, or ESRCH from a read of one that was there). */
 	n = read_text_at(AT_FDCWD, path, buf, size);
 	if (n < 0)
 		return n == -ENOENT ? -ESRCH : (int)n;
 	return (int)n;
+}
+
+int rv_proc_read_text(pid_t pid, const char *name, char *buf, size_t size)
+{
+	return rv_proc_read_task_text(pid, 0, name, buf, size);
 }
 
 int rv_proc_status_of(pid_t pid, struct rv_proc_status *ret)

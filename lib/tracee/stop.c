@@ -63,39 +63,20 @@ void rv_tracee_orphan(pid_t tid)
 
 /* ---- /proc ------------------------------------------------------------ */
 
-/* A file of a thread: a thread that is gone is -ESRCH, however it shows
- * (no such file, or ESRCH from a read of one that was there). */
-static ssize_t read_text(const char *path, char *buf, size_t size)
-{
-	ssize_t l = read_text_at(AT_FDCWD, path, buf, size);
-
-	return l == -ENOENT ? -ESRCH : l;
-}
-
 int rv_read_status(pid_t pid, pid_t tid, struct rv_proc_status *ret)
 {
-	char path[64], buf[4096];
-	ssize_t l;
+	char buf[4096];
+	int l = rv_proc_read_task_text(pid, tid, "status", buf, sizeof(buf));
 
-	if (rv_proc_path(path, sizeof(path), pid, tid, "status") < 0)
-		return -ENAMETOOLONG;
-	l = read_text(path, buf, sizeof(buf));
-	if (l < 0)
-		return (int)l;
-	return rv_parse_status(buf, ret);
+	return l < 0 ? l : rv_parse_status(buf, ret);
 }
 
 static int read_stat(pid_t pid, pid_t tid, struct rv_proc_stat *ret)
 {
-	char path[64], buf[1024];
-	ssize_t l;
+	char buf[1024];
+	int l = rv_proc_read_task_text(pid, tid, "stat", buf, sizeof(buf));
 
-	if (rv_proc_path(path, sizeof(path), pid, tid, "stat") < 0)
-		return -ENAMETOOLONG;
-	l = read_text(path, buf, sizeof(buf));
-	if (l < 0)
-		return (int)l;
-	return rv_parse_stat(buf, ret);
+	return l < 0 ? l : rv_parse_stat(buf, ret);
 }
 
 /* A thread past the point where it can be seized: exiting or a zombie
@@ -230,10 +211,9 @@ static int list_tasks(pid_t pid, pid_t **ret, size_t *ret_n)
  * registers keep no first argument: /proc has it while the thread blocks. */
 static void read_pre_syscall(pid_t pid, struct rv_thread *th)
 {
-	char path[64], buf[256];
+	char buf[256];
 
-	th->have_pre = rv_proc_path(path, sizeof(path), pid, th->tid, "syscall") > 0 &&
-		       read_text(path, buf, sizeof(buf)) > 0 &&
+	th->have_pre = rv_proc_read_task_text(pid, th->tid, "syscall", buf, sizeof(buf)) > 0 &&
 		       rv_parse_syscall(buf, &th->pre) == 0;
 }
 
