@@ -436,7 +436,8 @@ uint64_t rv_tracee_stopped_ns(const struct rv_tracee *t);
 
 /* Threads of a stopped tracee, for what is done to them directly: I from 0
  * while it returns 0; -ESRCH for a thread that is gone (skip it), -ENOENT
- * past the last. */
+ * past the last. This and rv_tracee_complete_syscall() only in the thread
+ * that owns T (rv_tracees_each(), or a done callback of its program). */
 int rv_tracee_thread_regs(const struct rv_tracee *t, size_t i, pid_t *ret_tid,
 			  struct rv_regs *ret_regs);
 /* The first argument of the call thread TID (registers REGS) returned from,
