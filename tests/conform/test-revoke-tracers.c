@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,5 +177,123 @@ static void t_refusal_in_second_shard(void)
 	revoke_report_free(rep);
 }
 
+/* ---- the shards seen from outside, while the call waits ---- */
+
+static int g_fd;
+
+static void *vfork_thread(void *arg)
+{
+	(void)arg;
+	/* The child drops its copy of the target: it is no holder itself. */
+	test_vfork((const struct test_vf_step[]){VF_CLOSE(g_fd), VF_SLEEP(10), VF_EXIT(0)});
+	return NULL;
+}
+
+/* A holder one of whose threads (not its leader) waits in vfork(): that
+ * thread cannot be stopped (uninterruptible), so its tracer waits for it
+ * until the stop's deadline while everyone else stays stopped. */
+static void v_vfork_thread_holder(int sock)
+{
+	pthread_t t;
+
+	g_fd = open(tpath, O_RDWR | O_CLOEXEC);
+	if (g_fd < 0 || pthread_create(&t, NULL, vfork_thread, NULL) != 0)
+		_exit(2);
+	send_msg(sock, MSG(getpid(), g_fd));
+	holder_loop(sock, g_fd);
+}
+
+static bool some_thread_in_d(pid_t pid)
+{
+	pid_t tids[16];
+	int n = proc_tasks(pid, tids, 16);
+
+	for (int i = 0; i < n; i++)
+		if (tids[i] != pid && task_state(pid, tids[i]) == 'D')
+			return true;
+	return false;
+}
+
+static struct victim g_plain[3];
+static atomic_bool g_done;
+static pid_t g_seen[8];
+static atomic_int g_nseen;
+
+/* While the call runs: every tracer seen on the plain holders, if it is a
+ * thread of ours at that moment. */
+static void *watch(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&g_done)) {
+		for (int i = 0; i < 3; i++) {
+			pid_t tp = (pid_t)proc_status_field(g_plain[i].pid, "TracerPid"), ours[64];
+			int n = tp > 0 ? proc_tasks(getpid(), ours, 64) : 0;
+			bool known = false, mine = false;
+
+			for (int k = 0; k < atomic_load(&g_nseen); k++)
+				known |= g_seen[k] == tp;
+			for (int k = 0; k < n; k++)
+				mine |= ours[k] == tp;
+			if (mine && !known && atomic_load(&g_nseen) < 8)
+				g_seen[atomic_fetch_add(&g_nseen, 1)] = tp;
+		}
+		msleep(1);
+	}
+	return NULL;
+}
+
+/*
+ * Four holders, two tracer threads: the last one's non-leader thread waits
+ * in vfork(), so its shard (the second) waits for it until the stop's
+ * deadline and refuses; meanwhile the other three are stopped by two
+ * threads of ours (TracerPid names the thread), and afterwards every holder
+ * is untouched. The watch needs no timing: the wait lasts until the stop's
+ * deadline, a large part of a 4 s call.
+ */
+static void t_refusal_by_timeout_in_second_shard(void)
+{
+	const char *paths[] = {tpath};
+	struct revoke_opts o = {
+	    .sz = sizeof(o), .flags = REVOKE_ENGINE_USERSPACE, .timeout_ms = 4000, .keep_fd = -1};
+	struct revoke_report *rep = NULL;
+	const struct revoke_holder *h;
+	struct victim last;
+	pthread_t w;
+	int r, e, i;
+
+	make_scratch();
+	test_make_file(tpath, "hello", 0);
+	for (i = 0; i < 3; i++) {
+		g_plain[i] = victim_run(holder_main);
+		recv_msg(&g_plain[i]);
+	}
+	last = victim_run(v_vfork_thread_holder);
+	recv_msg(&last);
+	for (i = 0; i < 500 && !some_thread_in_d(last.pid); i++)
+		msleep(10);
+	CHECK(some_thread_in_d(last.pid), "no thread of %d waits in vfork()", (int)last.pid);
+	set_tracers(2);
+	CHECK(pthread_create(&w, NULL, watch, NULL) == 0, "pthread_create");
+	r = revoke_ex(paths, 1, &o, &rep);
+	e = errno;
+	atomic_store(&g_done, true);
+	pthread_join(w, NULL);
+	CHECK(r == -1 && (e == EBUSY || e == ETIMEDOUT), "revoke_ex returned %d (%s)", r,
+	      strerror(e));
+	CHECK(atomic_load(&g_nseen) == 2, "%d tracer threads seen on the holders, want 2",
+	      atomic_load(&g_nseen));
+	h = rep ? find_holder(rep, last.pid) : NULL;
+	CHECK(h && h->error == ETIMEDOUT, "the vfork holder: error %d (%s)", h ? h->error : -1,
+	      h ? h->reason : "");
+	for (i = 0; i < 3; i++) {
+		check_not_held(g_plain[i].pid);
+		CHECK_READS(&g_plain[i]);
+	}
+	check_not_held(last.pid);
+	CHECK_READS(&last);
+	revoke_report_free(rep);
+}
+
 TEST_MAIN("revoke-tracers", TEST_TABLE(tracer_rows, tracers_case),
-	  {"refusal_in_second_shard", t_refusal_in_second_shard, 30}, )
+	  {"refusal_in_second_shard", t_refusal_in_second_shard, 30},
+	  {"refusal_by_timeout_in_second_shard", t_refusal_by_timeout_in_second_shard, 60}, )
