@@ -19,7 +19,8 @@
  *   NATIVE-RUN variant=fd holders=N mode=native|userspace|list|syscall run=R ok=1
  *     wall_ns=... elapsed_ns=... max_stopped_ns=... engine=... discovery=...
  *     nholders=... holders_cut=... refs=... refs_cut=... left=... exit=...
- * and NATIVE-FAIL lines saying why a run is not a figure. Exit status 0 only
+ * a NATIVE-STEPS line with the report's steps_ns (start=... report=...), and
+ * NATIVE-FAIL lines saying why a run is not a figure. Exit status 0 only
  * when every run was checked good.
  */
 #include <dirent.h>
@@ -65,9 +66,14 @@ struct holders {
 	size_t n;
 };
 
+/* The keys of the report's "steps_ns" (revoke_step_name()), in order. */
+static const char *const steps[] = {"start", "resolve", "lock",	   "scan", "stop",   "rescan",
+				    "place", "cut",	"release", "sync", "umount", "report"};
+#define NSTEPS (sizeof(steps) / sizeof(steps[0]))
+
 struct outcome {
 	int exit;
-	uint64_t wall_ns, elapsed_ns, max_stopped_ns;
+	uint64_t wall_ns, elapsed_ns, max_stopped_ns, step_ns[NSTEPS];
 	char engine[16], discovery[16];
 	long nholders;
 	size_t holders, holders_cut, refs, refs_cut, left, dead;
@@ -228,6 +234,17 @@ static void read_report(const char *doc, struct outcome *o)
 	o->nholders = (long)json_u64(doc, "\"nholders\": ");
 	json_str(doc, "\"engine\": \"", o->engine, sizeof(o->engine));
 	json_str(doc, "\"discovery\": \"", o->discovery, sizeof(o->discovery));
+	/* Where the library's time went (librevoke 1.6; absent before). */
+	const char *st = strstr(doc, "\"steps_ns\": {"), *end = st ? strchr(st, '}') : NULL;
+	for (size_t i = 0; end && i < NSTEPS; i++) {
+		char key[32];
+		const char *k;
+
+		snprintf(key, sizeof(key), "\"%s\": ", steps[i]);
+		k = strstr(st, key);
+		if (k && k < end)
+			o->step_ns[i] = strtoull(k + strlen(key), NULL, 10);
+	}
 	while (p && (p = strstr(p, pid_key))) {
 		bool holder = p[sizeof(pid_key) - 1] >= '0' && p[sizeof(pid_key) - 1] <= '9';
 		const char *s = strstr(p, state_key);
@@ -423,6 +440,11 @@ static bool one_run(const char *variant, int n, enum mode m, int run)
 	       (unsigned long long)o.elapsed_ns, (unsigned long long)o.max_stopped_ns,
 	       o.engine[0] ? o.engine : "-", o.discovery[0] ? o.discovery : "-", o.nholders,
 	       o.holders_cut, o.refs, o.refs_cut, o.left, o.exit);
+	printf("NATIVE-STEPS variant=%s holders=%d mode=%s run=%d ok=%d", variant, n, mode_names[m],
+	       run, ok);
+	for (size_t i = 0; i < NSTEPS; i++)
+		printf(" %s=%llu", steps[i], (unsigned long long)o.step_ns[i]);
+	printf("\n");
 	holders_stop(&h);
 	unlink(target);
 	return ok;
