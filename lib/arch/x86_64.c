@@ -407,3 +407,11 @@ int rv_arch_build_frame(const struct rv_regs *saved, uint64_t ip, uint64_t mask,
 	*ret_altstack = frame_addr + offsetof(struct k_rt_sigframe, uc.uc_stack);
 	return (int)(top - low);
 }
+
+uint64_t rv_arch_frame_mask(const struct rv_regs *saved, uint64_t altstack)
+{
+	if (rv_arch_is_compat(saved))
+		return rv_ia32_frame_mask(altstack);
+	return altstack + offsetof(struct k_ucontext, uc_sigmask) -
+	       offsetof(struct k_ucontext, uc_stack);
+}

@@ -80,6 +80,10 @@ struct rv_run_state {
 	bool ending;	       /* no stop signal: interrupted once its program was over */
 	bool reentering;       /* on its way to its own call (rv_arch_reenter_syscall) */
 	uint64_t sigreturn_sp; /* the frame's address */
+	uint64_t frame_mask;   /* the frame's mask word (rv_arch_frame_mask) */
+	bool restore;	       /* the stub puts the mask back itself (RV_STUB_ARG_RESTORE) */
+	bool mask_back;	       /* ... and it did: the cure sets only the registers */
+	bool end_seen;	       /* the stub chose its stop signal: no more polling */
 	uint64_t started_ns;
 	uint64_t run_deadline;
 	char why[128];		 /* why the program could not run or finish */
@@ -95,8 +99,8 @@ struct rv_tracee {
 	size_t n, cap;
 	struct rv_thread *inj; /* the thread that runs our programs */
 	struct rv_regs saved;  /* its registers when it stopped */
-	uint64_t sigmask;      /* its signal mask when it stopped */
-	bool mask_saved;
+	uint64_t sigmask;      /* its signal mask when it stopped, once known (mask_saved): */
+	bool mask_saved;       /* the stub saves it (stub-abi.h, mask_addr), not ptrace */
 	bool in_syscall;
 	bool compat; /* the injecting thread runs the compat ABI (a 32-bit holder) */
 	int where;
@@ -268,9 +272,10 @@ void rv_run_uninfect(struct rv_tracee *t);
 /* rv_run_infect() of T's program; with another thread of the holder when
  * the first has no room on its stack. */
 int rv_run_prepare(struct rv_tracee *t);
-/* The registers that enter the stub, then the mask: from the registers on,
- * the thread can go home by itself. */
-int rv_run_enter(struct rv_tracee *t);
+/* The registers that enter the stub (the stub blocks every signal itself):
+ * from then on, the thread can go home by itself. RESTORE: the stub puts the
+ * thread's mask back once the program is over (rv_run_state.restore). */
+int rv_run_enter(struct rv_tracee *t, bool restore);
 /* Restore the injecting thread at once (registers, mask, memory) when it is
  * at a stop: used on every path that gives up on a program. */
 int rv_run_cure(struct rv_tracee *t);
