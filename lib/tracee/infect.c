@@ -38,6 +38,17 @@ static const uint8_t *stub_code(const struct rv_tracee *t, size_t *ret_len)
 
 /* ---- infect -------------------------------------------------------------- */
 
+size_t rv_run_bound(const struct rv_tracee *t, const struct rv_prog *p)
+{
+	size_t code_len;
+
+	stub_code(t, &code_len);
+	/* layout_frame()'s layout at its largest, every alignment included. */
+	return rv_arch_frame_size(RV_ARCH_FPU_MAX) + 16 + 8 + 16 + p->data_len +
+	       sizeof(struct rv_stub_ctl) + (2 + p->nops + t->n) * sizeof(struct rv_op) + 64 +
+	       RV_STUB_STACK + 16 + code_len + 16;
+}
+
 /* Undo what rv_run_infect() wrote so far: nothing of ours stays in the holder. */
 void rv_run_uninfect(struct rv_tracee *t)
 {
@@ -51,8 +62,7 @@ void rv_run_uninfect(struct rv_tracee *t)
 	if (rs->data_written && rs->saved_data)
 		rv_mem_write(t, rs->data_low, rs->saved_data, rs->data_len);
 	rs->code_written = rs->data_written = false;
-	free(rs->saved_data); /* saved_code too */
-	rs->saved_code = rs->saved_data = NULL;
+	rv_run_free_saved(rs);
 	rv_sib_uninfect(t);
 }
 
@@ -188,9 +198,12 @@ static int write_program(struct rv_tracee *t, const struct layout *l, const uint
 	rs->data_low = l->low;
 	rs->data_len = l->len;
 	rs->ctl_addr = l->ctl_addr;
-	/* One block for both (freed as saved_data): one allocation less per
-	 * holder. */
-	rs->saved_data = malloc(l->len + rs->code_len);
+	/* One block for both (freed as saved_data), from the batch's arena
+	 * when it has room. */
+	rs->saved_data = rs->arena ? rv_arena_alloc(rs->arena, l->len + rs->code_len) : NULL;
+	rs->saved_in_arena = rs->saved_data != NULL;
+	if (!rs->saved_data)
+		rs->saved_data = malloc(l->len + rs->code_len);
 	if (!rs->saved_data) {
 		rv_run_uninfect(t);
 		return -ENOMEM;

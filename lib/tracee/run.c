@@ -438,11 +438,20 @@ const struct rv_phase rv_phase_run = {
 
 int rv_tracees_prepare(struct rv_tracee **ts, struct rv_prog **progs, size_t n, int *ret)
 {
+	struct rv_arena *arena = NULL;
+	size_t size = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (ts[i] && progs[i])
+			size += rv_run_bound(ts[i], progs[i]);
+	if (size)
+		arena = rv_arena_new(size);
 	for (size_t i = 0; i < n; i++) {
 		int r = 0;
 
 		if (ts[i] && progs[i]) {
 			ts[i]->run.prog = progs[i];
+			rv_run_use_arena(ts[i], arena);
 			r = rv_run_prepare(ts[i]);
 			if (r < 0)
 				ts[i]->run.prog = NULL;
@@ -450,6 +459,7 @@ int rv_tracees_prepare(struct rv_tracee **ts, struct rv_prog **progs, size_t n, 
 		if (ret)
 			ret[i] = r;
 	}
+	rv_arena_put(arena);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
  *   place.c   where the stub's code and the program's memory go in the holder
  *   mem.c     reading and writing the holder's memory
  *   batch.c   the one loop that drives many tracees through a phase at once
+ *   arena.c   one block for what every holder of a batch keeps meanwhile
  *
  * A tracee moves STOPPING -> STOPPED -> RUNNING -> STOPPED ... -> released.
  * Every phase is a small state machine (start, feed one wait status, timeout)
@@ -71,7 +72,9 @@ struct rv_run_state {
 	uint8_t *saved_data; /* what was there before */
 	uint64_t code_addr;
 	size_t code_len;
-	uint8_t *saved_code; /* in saved_data's block, after its data_len bytes */
+	uint8_t *saved_code;	/* in saved_data's block, after its data_len bytes */
+	struct rv_arena *arena; /* where saved_data comes from, if it fits (a reference) */
+	bool saved_in_arena;
 	bool code_written, data_written;
 	bool prepared; /* everything is in the holder's memory, nothing runs it yet */
 	bool entered;  /* registers point into the stub */
@@ -262,7 +265,30 @@ void rv_fault(const char *point);
 
 extern const struct rv_phase rv_phase_run;
 extern const struct rv_phase rv_phase_release;
-/* ---- infect.c ---------------------------------------------------------- */
+/* ---- arena.c, infect.c ------------------------------------------------- */
+
+/*
+ * What each holder of a batch keeps while its program is in place (the bytes
+ * the program covers, to put back) comes from one mapping sized from the
+ * programs before the first is placed: no allocation per holder (malloc grew
+ * the engine thread's heap an mprotect at a time). A block that does not
+ * fit is malloc'ed. Freed with the last reference (the creator's, and one per
+ * tracee given it).
+ */
+struct rv_arena;
+/* An arena of SIZE bytes, or NULL (then every block is malloc'ed). */
+struct rv_arena *rv_arena_new(size_t size);
+void rv_arena_put(struct rv_arena *a);
+/* LEN bytes of A, or NULL when it is full. */
+void *rv_arena_alloc(struct rv_arena *a, size_t len);
+/* The most rv_run_infect() of P in T takes from an arena. */
+size_t rv_run_bound(const struct rv_tracee *t, const struct rv_prog *p);
+/* T takes its blocks from A (a reference of its own; NULL: malloc). */
+void rv_run_use_arena(struct rv_tracee *t, struct rv_arena *a);
+/* Frees the saved bytes (saved_data, saved_code), wherever they are. */
+void rv_run_free_saved(struct rv_run_state *rs);
+/* ... and drops the arena (rv_tracee_free). */
+void rv_run_forget(struct rv_tracee *t);
 
 /* Everything T's program needs in the holder's memory, nothing runs it yet:
  * 0, or -errno with nothing changed in the holder (rs->why says why). */
