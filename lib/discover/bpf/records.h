@@ -56,6 +56,7 @@ struct rv_bpf_rec {
 	__s32 tracer;	  /* the tracing task's pid, 0 if not traced (as TracerPid:) */
 	__u32 state;	  /* the leader's __state */
 	__u32 exit_state; /* and exit_state */
+	__s32 nspid;	  /* its pid in its own pid namespace (NSpid:'s last) */
 	char comm[16];
 };
 

@@ -68,7 +68,8 @@ struct {
 	__type(value, __u32);
 } targets SEC(".maps");
 
-/* Thread groups (global tgid) that hold a target: 1, or 2 once INFO went out. */
+/* Thread groups (global tgid) found holding a target, by any pass: the first
+ * to find one sends its identity (INFO), so the passes need no order. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* allocated as holders are found */
@@ -215,11 +216,16 @@ static __always_inline __s32 ns_nr(struct pid *pid)
 	return nr;
 }
 
-static __always_inline void mark_holder(struct task_struct *task)
+/* The pid of PID in its own (innermost) pid namespace: NSpid's last. */
+static __always_inline __s32 ns_inner(struct pid *pid)
 {
-	__u32 tgid = BPF_CORE_READ(task, tgid), one = 1;
+	unsigned int level = BPF_CORE_READ(pid, level);
+	int nr = 0;
 
-	bpf_map_update_elem(&holders, &tgid, &one, BPF_NOEXIST);
+	if (!pid || level > 32)
+		return 0;
+	bpf_core_read(&nr, sizeof(nr), &pid->numbers[level].nr);
+	return nr;
 }
 
 static __always_inline void fill_ids(struct rv_bpf_rec *rec, __u32 kind, struct task_struct *task,
@@ -228,6 +234,38 @@ static __always_inline void fill_ids(struct rv_bpf_rec *rec, __u32 kind, struct 
 	rec->kind = kind;
 	rec->tid = ns_nr(BPF_CORE_READ(task, thread_pid));
 	rec->tgid = ns_nr(BPF_CORE_READ(leader, thread_pid));
+}
+
+static __always_inline void emit_info(struct seq_file *seq, struct task_struct *task,
+				      struct task_struct *leader)
+{
+	struct rv_bpf_rec rec = {};
+
+	fill_ids(&rec, RV_BPF_INFO, task, leader);
+	rec.nspid = ns_inner(BPF_CORE_READ(leader, thread_pid));
+	rec.uid = BPF_CORE_READ(leader, real_cred, uid.val);
+	rec.seccomp = BPF_CORE_READ(leader, seccomp.mode);
+	if (BPF_CORE_READ(leader, ptrace))
+		rec.tracer = ns_nr(BPF_CORE_READ(leader, parent, thread_pid));
+	rec.state = BPF_CORE_READ(leader, __state);
+	rec.exit_state = BPF_CORE_READ(leader, exit_state);
+	rec.flags = BPF_CORE_READ(leader, flags);
+	/* Where the cut's code will go (lib/tracee/place.c): saves a read of
+	 * /proc/PID/auxv per holder. TASK is a live thread (the leader may be
+	 * a zombie without an mm). */
+	rec.start = (__u64)(unsigned long)BPF_CORE_READ(task, mm, context.vdso);
+	BPF_CORE_READ_STR_INTO(&rec.comm, leader, comm);
+	bpf_seq_write(seq, &rec, sizeof(rec));
+}
+
+/* TASK's thread group holds a target: the first time, with its identity. */
+static __always_inline void mark_holder(struct seq_file *seq, struct task_struct *task,
+					struct task_struct *leader)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid), one = 1;
+
+	if (bpf_map_update_elem(&holders, &tgid, &one, BPF_NOEXIST) == 0)
+		emit_info(seq, task, leader);
 }
 
 /* TASK may hold a target behind a file that cannot be told for sure (see
@@ -240,7 +278,7 @@ static __always_inline void emit_rescan(struct seq_file *seq, struct task_struct
 	fill_ids(&rec, RV_BPF_RESCAN, task, leader);
 	rec.fd = -1;
 	bpf_seq_write(seq, &rec, sizeof(rec));
-	mark_holder(task);
+	mark_holder(seq, task, leader);
 }
 
 static __always_inline int skip_task(struct task_struct *task)
@@ -251,10 +289,8 @@ static __always_inline int skip_task(struct task_struct *task)
 /* io_uring instances and unix sockets with descriptors queued on them: the
  * files they hold are in no fd table. User space looks at those through
  * /proc (fdinfo) for these processes only. */
-static __always_inline int is_candidate(struct file *file, struct inode *inode)
+static __always_inline int is_candidate(struct file *file, struct inode *inode, umode_t mode)
 {
-	umode_t mode = BPF_CORE_READ(inode, i_mode);
-
 	if ((mode & S_IFMT) == 0) { /* anon inode */
 		const unsigned char *p = BPF_CORE_READ(file, f_path.dentry, d_name.name);
 		const char uring[] = "[io_uring]";
@@ -311,8 +347,10 @@ int rv_task_file(struct bpf_iter__task_file *ctx)
 		return 0;
 	}
 	if (!m) {
+		/* A direct load: the mode of every descriptor's inode is read,
+		 * and a bpf_probe_read_kernel call costs several of those. */
 		inode = file->f_path.dentry->d_inode;
-		if (inode && is_candidate(file, inode)) {
+		if (inode && is_candidate(file, inode, inode->i_mode)) {
 			fill_ids(&rec, RV_BPF_CANDIDATE, task, leader);
 			rec.fd = fd;
 			bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
@@ -327,7 +365,7 @@ int rv_task_file(struct bpf_iter__task_file *ctx)
 	if (coe && bpf_probe_read_kernel(&word, sizeof(word), coe + fd / (8 * sizeof(long))) == 0)
 		rec.cloexec = (word >> (fd % (8 * sizeof(long)))) & 1;
 	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
-	mark_holder(task);
+	mark_holder(ctx->meta->seq, task, leader);
 	return 0;
 }
 
@@ -359,8 +397,9 @@ int rv_task_vma(struct bpf_iter__task_vma *ctx)
 		 * of it (whose fdinfo lists its files) or not. */
 		struct inode *inode = BPF_CORE_READ(file, f_path.dentry, d_inode);
 
-		if (inode && (BPF_CORE_READ(inode, i_mode) & S_IFMT) == 0 &&
-		    is_candidate(file, inode)) {
+		umode_t mode = inode ? BPF_CORE_READ(inode, i_mode) : 0;
+
+		if (inode && (mode & S_IFMT) == 0 && is_candidate(file, inode, mode)) {
 			fill_ids(&rec, RV_BPF_CANDIDATE, task, leader);
 			bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
 		}
@@ -372,29 +411,8 @@ int rv_task_vma(struct bpf_iter__task_vma *ctx)
 	rec.pos = BPF_CORE_READ(vma, vm_pgoff);
 	rec.flags = BPF_CORE_READ(vma, vm_flags);
 	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
-	mark_holder(task);
+	mark_holder(ctx->meta->seq, task, leader);
 	return 0;
-}
-
-static __always_inline void emit_info(struct seq_file *seq, struct task_struct *task,
-				      struct task_struct *leader)
-{
-	struct rv_bpf_rec rec = {};
-
-	fill_ids(&rec, RV_BPF_INFO, task, leader);
-	rec.uid = BPF_CORE_READ(leader, real_cred, uid.val);
-	rec.seccomp = BPF_CORE_READ(leader, seccomp.mode);
-	if (BPF_CORE_READ(leader, ptrace))
-		rec.tracer = ns_nr(BPF_CORE_READ(leader, parent, thread_pid));
-	rec.state = BPF_CORE_READ(leader, __state);
-	rec.exit_state = BPF_CORE_READ(leader, exit_state);
-	rec.flags = BPF_CORE_READ(leader, flags);
-	/* Where the cut's code will go (lib/tracee/place.c): saves a read of
-	 * /proc/PID/auxv per holder. TASK is a live thread (the leader may be
-	 * a zombie without an mm). */
-	rec.start = (__u64)(unsigned long)BPF_CORE_READ(task, mm, context.vdso);
-	BPF_CORE_READ_STR_INTO(&rec.comm, leader, comm);
-	bpf_seq_write(seq, &rec, sizeof(rec));
 }
 
 static __always_inline int emit_path(struct seq_file *seq, __u32 kind, struct inode *inode,
@@ -408,18 +426,16 @@ static __always_inline int emit_path(struct seq_file *seq, __u32 kind, struct in
 	fill_ids(&rec, kind, task, leader);
 	rec.fd = -1;
 	bpf_seq_write(seq, &rec, sizeof(rec));
-	mark_holder(task);
+	mark_holder(seq, task, leader);
 	return 1;
 }
 
-/* cwd, root and exe; then, once per holder, the leader's identity. Runs after
- * the fd and vma iterators, so the holders map is complete by then. */
+/* cwd, root and exe. */
 SEC("iter/task")
 int rv_task(struct bpf_iter__task *ctx)
 {
 	struct seq_file *seq = ctx->meta->seq;
 	struct task_struct *task = ctx->task, *leader;
-	__u32 tgid, *v;
 
 	if (skip_task(task))
 		return 0;
@@ -440,12 +456,6 @@ int rv_task(struct bpf_iter__task *ctx)
 		if (exe)
 			emit_path(seq, RV_BPF_EXE, BPF_CORE_READ(exe, f_path.dentry, d_inode),
 				  (unsigned long)BPF_CORE_READ(exe, f_path.mnt), task, leader);
-	}
-	tgid = BPF_CORE_READ(task, tgid);
-	v = bpf_map_lookup_elem(&holders, &tgid);
-	if (v && *v == 1) {
-		*v = 2;
-		emit_info(seq, task, leader);
 	}
 	return 0;
 }
