@@ -278,7 +278,18 @@ static __always_inline void emit_rescan(struct seq_file *seq, struct task_struct
 	fill_ids(&rec, RV_BPF_RESCAN, task, leader);
 	rec.fd = -1;
 	bpf_seq_write(seq, &rec, sizeof(rec));
-	mark_holder(seq, task, leader);
+}
+
+/* A descriptor or mapping that is no target's: is it a ring or a socket
+ * with descriptors in flight (is_candidate)? */
+static __always_inline void emit_candidate(struct seq_file *seq, struct task_struct *task,
+					   struct task_struct *leader, int fd)
+{
+	struct rv_bpf_rec rec = {};
+
+	fill_ids(&rec, RV_BPF_CANDIDATE, task, leader);
+	rec.fd = fd;
+	bpf_seq_write(seq, &rec, sizeof(rec));
 }
 
 static __always_inline int skip_task(struct task_struct *task)
@@ -320,12 +331,12 @@ SEC("iter/task_file")
 int rv_task_file(struct bpf_iter__task_file *ctx)
 {
 	struct task_struct *task = ctx->task, *leader;
+	struct seq_file *seq = ctx->meta->seq;
 	struct file *file = ctx->file;
-	struct rv_bpf_rec rec = {};
 	struct inode *inode;
 	unsigned long word = 0;
 	unsigned long *coe;
-	__u32 fd = ctx->fd;
+	__u32 fd = ctx->fd, target = 0;
 	int m;
 
 	if (!file || !task || (task->flags & PF_KTHREAD))
@@ -341,31 +352,31 @@ int rv_task_file(struct bpf_iter__task_file *ctx)
 	/* An fd holds the file open() made, never a backing file (those are
 	 * overlayfs' and FUSE's own, behind the user's file): match_file is
 	 * for the rare case only. */
-	m = match_file(file, &rec.target);
-	if (m < 0) {
-		emit_rescan(ctx->meta->seq, task, leader);
-		return 0;
-	}
+	m = match_file(file, &target);
 	if (!m) {
-		/* A direct load: the mode of every descriptor's inode is read,
-		 * and a bpf_probe_read_kernel call costs several of those. */
+		/* Every descriptor comes here: direct loads, and no record
+		 * zeroed, until one is to be written. */
 		inode = file->f_path.dentry->d_inode;
-		if (inode && is_candidate(file, inode, inode->i_mode)) {
-			fill_ids(&rec, RV_BPF_CANDIDATE, task, leader);
-			rec.fd = fd;
-			bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
-		}
+		if (inode && is_candidate(file, inode, inode->i_mode))
+			emit_candidate(seq, task, leader, (int)fd);
 		return 0;
 	}
-	fill_ids(&rec, RV_BPF_FD, task, leader);
-	rec.fd = fd;
-	rec.flags = BPF_CORE_READ(file, f_flags);
-	rec.pos = BPF_CORE_READ(file, f_pos);
-	coe = BPF_CORE_READ(task, files, fdt, close_on_exec);
-	if (coe && bpf_probe_read_kernel(&word, sizeof(word), coe + fd / (8 * sizeof(long))) == 0)
-		rec.cloexec = (word >> (fd % (8 * sizeof(long)))) & 1;
-	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
-	mark_holder(ctx->meta->seq, task, leader);
+	if (m < 0)
+		emit_rescan(seq, task, leader);
+	else {
+		struct rv_bpf_rec rec = {.target = target};
+
+		fill_ids(&rec, RV_BPF_FD, task, leader);
+		rec.fd = (int)fd;
+		rec.flags = BPF_CORE_READ(file, f_flags);
+		rec.pos = BPF_CORE_READ(file, f_pos);
+		coe = BPF_CORE_READ(task, files, fdt, close_on_exec);
+		if (coe &&
+		    bpf_probe_read_kernel(&word, sizeof(word), coe + fd / (8 * sizeof(long))) == 0)
+			rec.cloexec = (word >> (fd % (8 * sizeof(long)))) & 1;
+		bpf_seq_write(seq, &rec, sizeof(rec));
+	}
+	mark_holder(seq, task, leader);
 	return 0;
 }
 
@@ -374,8 +385,10 @@ int rv_task_vma(struct bpf_iter__task_vma *ctx)
 {
 	struct task_struct *task = ctx->task, *leader;
 	struct vm_area_struct *vma = ctx->vma;
-	struct rv_bpf_rec rec = {};
+	struct seq_file *seq = ctx->meta->seq;
+	struct inode *inode;
 	struct file *file;
+	__u32 target = 0;
 	int m;
 
 	if (!vma || !task || (task->flags & PF_KTHREAD))
@@ -387,31 +400,29 @@ int rv_task_vma(struct bpf_iter__task_vma *ctx)
 	if (task != leader && leader->mm)
 		return 0;
 	/* An overlayfs or FUSE passthrough mapping has a backing file here. */
-	m = match_file(file, &rec.target);
-	if (m < 0)
-		emit_rescan(ctx->meta->seq, task, leader);
-	if (m < 0)
-		return 0;
+	m = match_file(file, &target);
 	if (!m) {
 		/* A ring it maps: /proc tells whether it also has a descriptor
 		 * of it (whose fdinfo lists its files) or not. */
-		struct inode *inode = BPF_CORE_READ(file, f_path.dentry, d_inode);
-
-		umode_t mode = inode ? BPF_CORE_READ(inode, i_mode) : 0;
-
-		if (inode && (mode & S_IFMT) == 0 && is_candidate(file, inode, mode)) {
-			fill_ids(&rec, RV_BPF_CANDIDATE, task, leader);
-			bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
-		}
+		inode = file->f_path.dentry->d_inode;
+		if (inode && (inode->i_mode & S_IFMT) == 0 &&
+		    is_candidate(file, inode, inode->i_mode))
+			emit_candidate(seq, task, leader, -1);
 		return 0;
 	}
-	fill_ids(&rec, RV_BPF_MAP, task, leader);
-	rec.start = BPF_CORE_READ(vma, vm_start);
-	rec.end = BPF_CORE_READ(vma, vm_end);
-	rec.pos = BPF_CORE_READ(vma, vm_pgoff);
-	rec.flags = BPF_CORE_READ(vma, vm_flags);
-	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
-	mark_holder(ctx->meta->seq, task, leader);
+	if (m < 0)
+		emit_rescan(seq, task, leader);
+	else {
+		struct rv_bpf_rec rec = {.target = target};
+
+		fill_ids(&rec, RV_BPF_MAP, task, leader);
+		rec.start = vma->vm_start;
+		rec.end = vma->vm_end;
+		rec.pos = vma->vm_pgoff;
+		rec.flags = vma->vm_flags;
+		bpf_seq_write(seq, &rec, sizeof(rec));
+	}
+	mark_holder(seq, task, leader);
 	return 0;
 }
 
@@ -426,7 +437,6 @@ static __always_inline int emit_path(struct seq_file *seq, __u32 kind, struct in
 	fill_ids(&rec, kind, task, leader);
 	rec.fd = -1;
 	bpf_seq_write(seq, &rec, sizeof(rec));
-	mark_holder(seq, task, leader);
 	return 1;
 }
 
@@ -436,6 +446,7 @@ int rv_task(struct bpf_iter__task *ctx)
 {
 	struct seq_file *seq = ctx->meta->seq;
 	struct task_struct *task = ctx->task, *leader;
+	int held = 0;
 
 	if (skip_task(task))
 		return 0;
@@ -444,18 +455,21 @@ int rv_task(struct bpf_iter__task *ctx)
 		struct fs_struct *fs = BPF_CORE_READ(task, fs);
 
 		if (fs) {
-			emit_path(seq, RV_BPF_CWD, BPF_CORE_READ(fs, pwd.dentry, d_inode),
-				  (unsigned long)BPF_CORE_READ(fs, pwd.mnt), task, leader);
-			emit_path(seq, RV_BPF_ROOT, BPF_CORE_READ(fs, root.dentry, d_inode),
-				  (unsigned long)BPF_CORE_READ(fs, root.mnt), task, leader);
+			held |= emit_path(seq, RV_BPF_CWD, BPF_CORE_READ(fs, pwd.dentry, d_inode),
+					  (unsigned long)BPF_CORE_READ(fs, pwd.mnt), task, leader);
+			held |= emit_path(seq, RV_BPF_ROOT, BPF_CORE_READ(fs, root.dentry, d_inode),
+					  (unsigned long)BPF_CORE_READ(fs, root.mnt), task, leader);
 		}
 	}
 	if (task == leader || !BPF_CORE_READ(leader, mm)) {
 		struct file *exe = BPF_CORE_READ(task, mm, exe_file);
 
 		if (exe)
-			emit_path(seq, RV_BPF_EXE, BPF_CORE_READ(exe, f_path.dentry, d_inode),
-				  (unsigned long)BPF_CORE_READ(exe, f_path.mnt), task, leader);
+			held |=
+			    emit_path(seq, RV_BPF_EXE, BPF_CORE_READ(exe, f_path.dentry, d_inode),
+				      (unsigned long)BPF_CORE_READ(exe, f_path.mnt), task, leader);
 	}
+	if (held)
+		mark_holder(seq, task, leader);
 	return 0;
 }
