@@ -264,6 +264,10 @@ static __always_inline void mark_holder(struct seq_file *seq, struct task_struct
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid), one = 1;
 
+	/* A lookup first: the verifier inlines it, while a failed update
+	 * takes the bucket's lock (most holders are found more than once). */
+	if (bpf_map_lookup_elem(&holders, &tgid))
+		return;
 	if (bpf_map_update_elem(&holders, &tgid, &one, BPF_NOEXIST) == 0)
 		emit_info(seq, task, leader);
 }
