@@ -308,14 +308,16 @@ static __always_inline int is_candidate(struct file *file, struct inode *inode, 
 {
 	if ((mode & S_IFMT) == 0) { /* anon inode */
 		const unsigned char *p = BPF_CORE_READ(file, f_path.dentry, d_name.name);
-		const char uring[] = "[io_uring]";
-		char name[12] = {};
+		/* Compared as two words: a loop of byte compares made clang
+		 * compute each byte's result apart, and the verifier walked
+		 * all 2^11 combinations (90% of the programs' verification). */
+		union {
+			char c[16];
+			__u64 w[2];
+		} name = {}, uring = {.c = "[io_uring]"};
 
-		bpf_probe_read_kernel_str(name, sizeof(name), p);
-		for (int i = 0; i < (int)sizeof(uring); i++)
-			if (name[i] != uring[i])
-				return 0;
-		return 1;
+		bpf_probe_read_kernel_str(name.c, sizeof(name.c), p);
+		return name.w[0] == uring.w[0] && name.w[1] == uring.w[1];
 	}
 	if ((mode & S_IFMT) == S_IFSOCK && BPF_CORE_READ(inode, i_sb, s_magic) == SOCKFS_MAGIC) {
 		struct socket *sock = BPF_CORE_READ(file, private_data);
