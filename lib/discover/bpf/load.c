@@ -77,8 +77,11 @@ static int load_error(int r)
 	return r == -EPERM ? -EPERM : -EOPNOTSUPP;
 }
 
-static int put_target(int map_fd, struct rv_bpf_key *key, __u32 idx)
+static int put_target(int map_fd, struct rv_bpf_sieve *sv, struct rv_bpf_key *key, __u32 idx)
 {
+	__u32 bit = rv_bpf_key_bit(key->ino, key->dev, key->kind);
+
+	sv->w[bit / 64] |= 1ull << (bit % 64);
 	/* Two targets naming one file: the first index stands for both, as
 	 * only one ref per reference is reported. */
 	if (skel_map_update_elem(map_fd, key, &idx, BPF_NOEXIST) < 0 && errno != EEXIST)
@@ -86,8 +89,11 @@ static int put_target(int map_fd, struct rv_bpf_key *key, __u32 idx)
 	return 0;
 }
 
-static int put_targets(int map_fd, const struct rv_target *targets, size_t ntargets)
+static int put_targets(struct revoke_bpf *skel, const struct rv_target *targets, size_t ntargets)
 {
+	int map_fd = skel->maps.targets.map_fd;
+	struct rv_bpf_sieve sv = {{0}};
+	__u32 zero = 0;
 	int r;
 
 	for (size_t t = 0; t < ntargets; t++) {
@@ -97,7 +103,7 @@ static int put_targets(int map_fd, const struct rv_target *targets, size_t ntarg
 		/* A mount: what was opened through it, by its id. */
 		if (targets[t].mount)
 			key = (struct rv_bpf_key){.ino = targets[t].mnt_id, .kind = RV_BPF_KEY_MNT};
-		r = put_target(map_fd, &key, (__u32)t);
+		r = put_target(map_fd, &sv, &key, (__u32)t);
 		if (r < 0)
 			return r;
 		/* A device's other nodes: by its device number. */
@@ -106,10 +112,12 @@ static int put_targets(int map_fd, const struct rv_target *targets, size_t ntarg
 		key = (struct rv_bpf_key){
 		    .dev = major(targets[t].rdev) << 20 | minor(targets[t].rdev),
 		    .kind = S_ISCHR(targets[t].mode) ? RV_BPF_KEY_CHR : RV_BPF_KEY_BLK};
-		r = put_target(map_fd, &key, (__u32)t);
+		r = put_target(map_fd, &sv, &key, (__u32)t);
 		if (r < 0)
 			return r;
 	}
+	if (skel_map_update_elem(skel->maps.sieve.map_fd, &zero, &sv, BPF_ANY) < 0)
+		return negative_errno();
 	return 0;
 }
 
@@ -146,7 +154,7 @@ int rv_bpf_load(const struct rv_target *targets, size_t ntargets, struct rv_bpf 
 		r = -EOPNOTSUPP;
 		goto fail;
 	}
-	r = put_targets(b->skel->maps.targets.map_fd, targets, ntargets);
+	r = put_targets(b->skel, targets, ntargets);
 	if (r < 0)
 		goto fail;
 	r = revoke_bpf__attach(b->skel);

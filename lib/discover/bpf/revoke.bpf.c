@@ -78,10 +78,23 @@ struct {
 	__type(value, __u32);
 } holders SEC(".maps");
 
+/* One element: the targets' keys as bits (records.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rv_bpf_sieve);
+} sieve SEC(".maps");
+
 static __always_inline int match_key(struct rv_bpf_key *key, __u32 *ret_target)
 {
-	__u32 *t = bpf_map_lookup_elem(&targets, key);
+	__u32 zero = 0, bit = rv_bpf_key_bit(key->ino, key->dev, key->kind);
+	struct rv_bpf_sieve *sv = bpf_map_lookup_elem(&sieve, &zero);
+	__u32 *t;
 
+	if (sv && !((sv->w[bit / 64] >> (bit % 64)) & 1))
+		return 0;
+	t = bpf_map_lookup_elem(&targets, key);
 	if (!t)
 		return 0;
 	*ret_target = *t;
