@@ -370,7 +370,12 @@ static int finish_holders(struct bpf_scan *s)
 		}
 		if (h->pub.nrefs == 0)
 			goto drop;
-		if (b->info) {
+		h->self = h->pub.pid == s->self;
+		/* Ourselves: the record has our leader's state when a pass
+		 * found us, running or waiting for the other pass's thread; read
+		 * from here, as the /proc scanner reads it, it does not depend
+		 * on that. */
+		if (b->info && !h->self) {
 			h->pub.uid = b->rec.uid;
 			snprintf(h->pub.comm, sizeof(h->pub.comm), "%.16s", b->rec.comm);
 			h->seccomp = b->rec.seccomp;
@@ -389,7 +394,6 @@ static int finish_holders(struct bpf_scan *s)
 				return r;
 			h->zombie_leader = h->state == 'Z' || h->state == 'X';
 		}
-		h->self = h->pub.pid == s->self;
 		r = s->opts && (s->opts->flags & RV_SCAN_NO_PIDFD)
 			? 0
 			: rv_holder_pidfd(h->pub.pid, &h->pidfd, &pidfd_max);
