@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define LIBREVOKE_VERSION_MAJOR 1
-#define LIBREVOKE_VERSION_MINOR 5
+#define LIBREVOKE_VERSION_MINOR 6
 
 /*
  * revoke - revoke every reference to the file PATH names (symlinks followed).
@@ -220,6 +220,24 @@ enum revoke_phase {
 	REVOKE_PHASE_UMOUNT,  /* unmounting, after the cut (REVOKE_UMOUNT). Since 1.2 */
 };
 
+/* Where a call's time went (revoke_report.step_ns), finer than the phases.
+ * Since 1.6; new steps are added at the end, before REVOKE_STEP_COUNT. */
+enum revoke_step {
+	REVOKE_STEP_START = 0, /* the call's own setup, before the first path */
+	REVOKE_STEP_RESOLVE,   /* looking the paths up */
+	REVOKE_STEP_LOCK,      /* waiting for another revoke by the same user */
+	REVOKE_STEP_SCAN,      /* the first scan (loading BPF programs included) */
+	REVOKE_STEP_STOP,      /* stopping the holders (ptrace) */
+	REVOKE_STEP_RESCAN,    /* looking at the stopped holders again */
+	REVOKE_STEP_PLACE,     /* what can fail, before the point of no return */
+	REVOKE_STEP_CUT,       /* from the point of no return to the last cut */
+	REVOKE_STEP_RELEASE,   /* letting the holders go */
+	REVOKE_STEP_SYNC,      /* syncing the filesystems (REVOKE_UMOUNT) */
+	REVOKE_STEP_UMOUNT,    /* unmounting */
+	REVOKE_STEP_REPORT,    /* making this report */
+	REVOKE_STEP_COUNT,
+};
+
 struct revoke_ref {
 	int type;	     /* enum revoke_ref_type */
 	int state;	     /* enum revoke_state */
@@ -296,6 +314,11 @@ struct revoke_report {
 	 * its pid when it is in the caller's), or 0 when it could not be read
 	 * (it exited, or pid 0 for a kernel user). */
 	pid_t *holder_nspids;
+	/* Since 1.6: CLOCK_MONOTONIC nanoseconds spent in each step (enum
+	 * revoke_step; 0 for a step the call did not take), summing to about
+	 * elapsed_ns. All 0 when revoked(8) made the call (helper_pid) or the
+	 * caller stopped waiting before the end. For measuring, not deciding. */
+	uint64_t step_ns[16];
 };
 
 /*
@@ -328,6 +351,7 @@ const char *revoke_state_name(int state);
 const char *revoke_engine_name(int engine);
 const char *revoke_discovery_name(int discovery);
 const char *revoke_phase_name(int phase); /* "stopping", ... Since 1.1. */
+const char *revoke_step_name(int step);	  /* "rescan", ... Since 1.6. */
 
 /* "1.0.0" */
 const char *revoke_version(void);

@@ -78,6 +78,35 @@ static void cut_done(struct rv_holder *h, bool all_cut, void *arg)
 	}
 }
 
+struct collect {
+	struct rv_run *run;
+	struct rv_holder **hs;
+	struct rv_wake **wakes;
+};
+
+static void collect_one(size_t k, void *arg)
+{
+	const struct collect *c = arg;
+
+	(void)rv_wake_collect(c->hs[k], c->run->targets, c->run->ntargets, &c->wakes[k]);
+	c->hs[k]->wake = c->wakes[k];
+}
+
+/* The epoll waiters of HS[0..N): their registers are read by the thread
+ * that owns each holder. */
+static void collect_wakes(struct rv_run *run, struct rv_holder **hs, size_t n,
+			  struct rv_wake **wakes)
+{
+	_cleanup_free_ struct rv_tracee **ts = calloc(n ? n : 1, sizeof(*ts));
+	struct collect c = {.run = run, .hs = hs, .wakes = wakes};
+
+	if (!ts)
+		return; /* nobody's waits completed: they see EINTR or time out */
+	for (size_t k = 0; k < n; k++)
+		ts[k] = hs[k]->tracee;
+	rv_tracees_each(ts, n, collect_one, &c);
+}
+
 /* Cut every stopped holder (and the caller); returns how many failed, or
  * -EBUSY when all or nothing refused before anything ran. */
 static int cut_all(struct rv_run *run, size_t *ret_failed)
@@ -116,10 +145,8 @@ static int cut_all(struct rv_run *run, size_t *ret_failed)
 	 * registered: learnt now, while the registrations still exist, and
 	 * woken as each holder's cut is over. */
 	wakes = calloc(n ? n : 1, sizeof(*wakes));
-	for (size_t k = 0; wakes && k < n; k++) {
-		(void)rv_wake_collect(hs[k], run->targets, run->ntargets, &wakes[k]);
-		hs[k]->wake = wakes[k];
-	}
+	if (wakes)
+		collect_wakes(run, hs, n, wakes);
 	/* Each holder goes on the moment its cut is over, unless a terminal is
 	 * to be hung up first or the mount to be unmounted (everyone stays
 	 * stopped until then). */
@@ -283,7 +310,7 @@ static bool unmount_ok(const struct rv_run *run, bool some_not_cut)
 	return !some_not_cut || ((run->req.flags & REVOKE_BEST_EFFORT) && !run->failed_phase);
 }
 
-int rv_run_ptrace(struct rv_run *run)
+static int run_ptrace(struct rv_run *run)
 {
 	bool umount = run->req.flags & REVOKE_UMOUNT;
 	bool best_effort = run->req.flags & REVOKE_BEST_EFFORT;
@@ -351,5 +378,17 @@ int rv_run_ptrace(struct rv_run *run)
 	/* Holders that finished their cut alone (verify_unfinished). */
 	if (umount && unmount_ok(run, r < 0))
 		r = rv_unmount_all(run, r, false);
+	return r;
+}
+
+int rv_run_ptrace(struct rv_run *run)
+{
+	int r;
+
+	/* Tracer threads from the first stop to the last release. */
+	rv_tracers_begin(run->holders.n);
+	r = run_ptrace(run);
+	rv_release_all(run);
+	rv_tracers_end();
 	return r;
 }

@@ -159,6 +159,8 @@ int rv_engine_run(const struct rv_request *req, struct revoke_report **ret_repor
 	run->budget = (struct rv_budget){.start_ns = rv_now_ns(),
 					 .timeout_ns = (uint64_t)req->timeout_ms * 1000000u};
 	run->req.deadline_ns = rv_budget_deadline(&run->budget, RV_PH_RESOLVE);
+	run->step = REVOKE_STEP_START;
+	run->step_since = run->budget.start_ns;
 	pthread_mutex_init(&run->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

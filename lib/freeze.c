@@ -312,6 +312,7 @@ int rv_freeze(struct rv_run *run, size_t *ret_failed)
 		failed += stop_all(run);
 		if (failed && !(run->req.flags & REVOKE_BEST_EFFORT))
 			break; /* the call is refused: no need to look further */
+		rv_run_step(run, REVOKE_STEP_RESCAN);
 		rv_run_scan_opts(run, RV_PH_CUT, &so);
 		so.flags |= RV_SCAN_NO_PIDFD;
 		r = rv_scan(run->targets, run->ntargets, &so, &fresh);
@@ -362,6 +363,12 @@ static void release_holders(struct rv_run *run, struct rv_holder **hs, size_t n)
 void rv_release_all(struct rv_run *run)
 {
 	_cleanup_free_ struct rv_holder **hs = calloc(run->holders.n + 1, sizeof(*hs));
+
+	for (size_t i = 0; i < run->holders.n; i++)
+		if (run->holders.v[i].tracee) {
+			rv_run_step(run, REVOKE_STEP_RELEASE);
+			break;
+		}
 
 	if (!hs) {
 		for (size_t i = 0; i < run->holders.n; i++) {

@@ -314,6 +314,22 @@ struct rv_stop_req {
  */
 int rv_tracees_stop(struct rv_stop_req *reqs, size_t n, uint64_t deadline_ns);
 
+/*
+ * Tracer threads (tracee/pool.c) for the calling thread's next stops: each
+ * tracee stopped from now on is owned by one of them until its release,
+ * and every phase runs in the owners at once. Sized for NHOLDERS: the CPUs
+ * we may run on, capped at 8, at least 16 holders each; REVOKE_TRACERS=N
+ * forces N (1: the calling thread alone). Returns the number of threads,
+ * the caller's included (1 when none could be started). rv_tracers_end()
+ * after the last release, in the same thread: an exiting tracer's tracees
+ * are detached by the kernel.
+ */
+size_t rv_tracers_begin(size_t nholders);
+void rv_tracers_end(void);
+/* Calls FN(i, ARG) for every non-NULL TS[i], in the thread that owns it,
+ * the owners at once: for what issues ptrace requests on many tracees. */
+void rv_tracees_each(struct rv_tracee **ts, size_t n, void (*fn)(size_t i, void *arg), void *arg);
+
 /* rv_tracee_release for N tracees (NULL entries skipped), the waits of their
  * restores overlapped. Frees them all. */
 void rv_tracees_release(struct rv_tracee **ts, size_t n);
@@ -421,7 +437,8 @@ uint64_t rv_tracee_stopped_ns(const struct rv_tracee *t);
 
 /* Threads of a stopped tracee, for what is done to them directly: I from 0
  * while it returns 0; -ESRCH for a thread that is gone (skip it), -ENOENT
- * past the last. */
+ * past the last. This and rv_tracee_complete_syscall() only in the thread
+ * that owns T (rv_tracees_each(), or a done callback of its program). */
 int rv_tracee_thread_regs(const struct rv_tracee *t, size_t i, pid_t *ret_tid,
 			  struct rv_regs *ret_regs);
 /* The first argument of the call thread TID (registers REGS) returned from,

@@ -85,6 +85,7 @@ int rv_plan_report(struct rv_run *run, int error, struct revoke_report **ret)
 	struct revoke_report *rep;
 	size_t n = 0;
 
+	rv_run_step(run, REVOKE_STEP_REPORT);
 	if (run->others.n && rv_holders_merge(&run->holders, &run->others) < 0)
 		return -ENOMEM;
 	pairs = calloc(run->holders.n + 1, sizeof(*pairs));
@@ -127,7 +128,9 @@ int rv_plan_report(struct rv_run *run, int error, struct revoke_report **ret)
 	rep->engine = run->engine;
 	rep->discovery = run->discovery;
 	rep->error = error < 0 ? -error : 0;
-	rep->elapsed_ns = rv_now_ns() - run->budget.start_ns;
+	rv_run_step(run, -1);
+	rep->elapsed_ns = run->step_since - run->budget.start_ns;
+	memcpy(rep->step_ns, run->step_ns, sizeof(run->step_ns));
 	rep->max_stopped_ns = run->max_stopped_ns;
 	rep->timeout_ns = run->budget.timeout_ns;
 	rep->nunmounted = run->nunmounted;

@@ -259,6 +259,19 @@ _public_ const char *revoke_phase_name(int phase)
 	return name_of(names, ARRAY_SIZE(names), phase);
 }
 
+_public_ const char *revoke_step_name(int step)
+{
+	static const char *const names[] = {
+	    [REVOKE_STEP_START] = "start",     [REVOKE_STEP_RESOLVE] = "resolve",
+	    [REVOKE_STEP_LOCK] = "lock",       [REVOKE_STEP_SCAN] = "scan",
+	    [REVOKE_STEP_STOP] = "stop",       [REVOKE_STEP_RESCAN] = "rescan",
+	    [REVOKE_STEP_PLACE] = "place",     [REVOKE_STEP_CUT] = "cut",
+	    [REVOKE_STEP_RELEASE] = "release", [REVOKE_STEP_SYNC] = "sync",
+	    [REVOKE_STEP_UMOUNT] = "umount",   [REVOKE_STEP_REPORT] = "report",
+	};
+	return name_of(names, ARRAY_SIZE(names), step);
+}
+
 /* A 1.0 report has no sz: it is the library's own, the 1.0 sizes. */
 static size_t holder_size(const struct revoke_report *r)
 {

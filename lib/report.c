@@ -19,6 +19,9 @@
 
 #include "internal.h"
 
+_Static_assert(REVOKE_STEP_COUNT <= ARRAY_SIZE(((struct revoke_report *)0)->step_ns),
+	       "revoke_report.step_ns has a slot for every step");
+
 struct revoke_report *rv_report_new(size_t ntargets, size_t nholders)
 {
 	struct revoke_report *rep = calloc(1, sizeof(*rep));

@@ -22,8 +22,47 @@
 #include "budget.h"
 #include "run.h"
 
+/* The step a phase starts with (the rescan and the cut's second half are
+ * marked where they begin, inside their phases). */
+static int phase_step(int phase)
+{
+	switch (phase) {
+	case RV_PH_RESOLVE:
+		return REVOKE_STEP_RESOLVE;
+	case RV_PH_LOCK:
+		return REVOKE_STEP_LOCK;
+	case RV_PH_SCAN:
+		return REVOKE_STEP_SCAN;
+	case RV_PH_STOP:
+		return REVOKE_STEP_STOP;
+	case RV_PH_CUT:
+		return REVOKE_STEP_PLACE;
+	case RV_PH_RELEASE:
+		return REVOKE_STEP_RELEASE;
+	case RV_PH_SYNC:
+		return REVOKE_STEP_SYNC;
+	case RV_PH_UMOUNT:
+		return REVOKE_STEP_UMOUNT;
+	}
+	return -1;
+}
+
+void rv_run_step(struct rv_run *run, int step)
+{
+	uint64_t now = rv_now_ns();
+
+	if (run->step >= 0 && run->step < REVOKE_STEP_COUNT)
+		run->step_ns[run->step] += now - run->step_since;
+	run->step = step;
+	run->step_since = now;
+}
+
 void rv_run_phase(struct rv_run *run, int phase, pid_t pid)
 {
+	int step = phase_step(phase);
+
+	if (step >= 0 && step != run->step)
+		rv_run_step(run, step);
 	pthread_mutex_lock(&run->mu);
 	run->phase = phase;
 	run->busy = pid;
@@ -74,6 +113,7 @@ int rv_run_commit(struct rv_run *run, uint64_t *ret_finish)
 		rv_run_fail(run, RV_PH_CUT, 0, "too little time left to cut: nothing was changed");
 	if (r < 0)
 		return r;
+	rv_run_step(run, REVOKE_STEP_CUT);
 	if (ret_finish)
 		*ret_finish = now + RV_FINISH_NS;
 	return 0;

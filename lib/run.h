@@ -47,6 +47,12 @@ struct rv_run {
 	/* REVOKE_RECHECK: each holder's answers from the kernel. */
 	struct rv_recheck recheck;
 
+	/* Where the time went (rv_run_step), for the report: the step now
+	 * and since when. Written by the worker only. */
+	uint64_t step_ns[REVOKE_STEP_COUNT];
+	int step;
+	uint64_t step_since;
+
 	/* Where it failed, for the report. */
 	int failed_phase;
 	pid_t failed_pid;
@@ -69,6 +75,7 @@ struct rv_run {
 
 /* run.c */
 void rv_run_phase(struct rv_run *run, int phase, pid_t pid);
+void rv_run_step(struct rv_run *run, int step);
 bool rv_run_abandoned(struct rv_run *run);
 void rv_run_fail(struct rv_run *run, int phase, pid_t pid, const char *detail);
 int rv_run_commit(struct rv_run *run, uint64_t *ret_finish);

@@ -4,11 +4,13 @@
  * /bin/revoke_test (TAP output; or, with REVOKE_BENCH=1 on the kernel command
  * line, /bin/revoke-bench) and /bin/native-test (lib/native/native.c against this
  * kernel), then every program listed in /extra/run (one per line) with /bin on
- * PATH, prints the final marker and powers off. kernel/run-tests decides from
- * this output.
+ * PATH, prints the final marker and powers off. With REVOKE_BENCH=extra
+ * (run-tests --icount) only the programs of /extra/run: a measurement's guest
+ * time is theirs. kernel/run-tests decides from this output.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,13 +68,15 @@ int main(void)
 	printf("REVOKE-GUEST-START cpus=%ld\n", sysconf(_SC_NPROCESSORS_ONLN));
 
 	const char *bench = getenv("REVOKE_BENCH");
+	bool extra_only = bench && strcmp(bench, "extra") == 0;
 	if (bench && strcmp(bench, "1") == 0) {
 		char *argv[] = {"/bin/revoke-bench", NULL};
 		run(NULL, argv);
 	} else {
 		char *argv[] = {"/bin/revoke_test", NULL};
-		run(NULL, argv);
-		if (access("/bin/native-test", X_OK) == 0) {
+		if (!extra_only)
+			run(NULL, argv);
+		if (!extra_only && access("/bin/native-test", X_OK) == 0) {
 			/* lib/native/native.c against this kernel, whichever engine the
 			 * suite is told to use (REVOKE_ENGINE=ptrace from the
 			 * kernel command line: kernel/run-tests --userspace). */

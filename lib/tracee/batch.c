@@ -48,7 +48,7 @@ static void drive(struct rv_tracee **ts, size_t n, const struct rv_phase *phase,
 		int r;
 
 		busy[i] = false;
-		if (!ts[i])
+		if (!rv_tracee_mine(ts[i]))
 			continue;
 		r = phase->start(ts[i]);
 		if (r == 1) {
@@ -109,12 +109,18 @@ static void drive(struct rv_tracee **ts, size_t n, const struct rv_phase *phase,
 	}
 }
 
-void rv_batch_drive(struct rv_tracee **ts, size_t n, const struct rv_phase *phase, int *ret)
+struct drive_args {
+	const struct rv_phase *phase;
+	int *ret;
+};
+
+static void drive_mine(struct rv_tracee **ts, size_t n, void *arg)
 {
+	const struct drive_args *a = arg;
 	bool *busy = calloc(n ? n : 1, sizeof(*busy));
 
 	if (busy) {
-		drive(ts, n, phase, ret, busy);
+		drive(ts, n, a->phase, a->ret, busy);
 		free(busy);
 		return;
 	}
@@ -122,6 +128,13 @@ void rv_batch_drive(struct rv_tracee **ts, size_t n, const struct rv_phase *phas
 	for (size_t i = 0; i < n; i++) {
 		bool one;
 
-		drive(&ts[i], 1, phase, ret ? &ret[i] : NULL, &one);
+		drive(&ts[i], 1, a->phase, a->ret ? &a->ret[i] : NULL, &one);
 	}
+}
+
+void rv_batch_drive(struct rv_tracee **ts, size_t n, const struct rv_phase *phase, int *ret)
+{
+	struct drive_args a = {.phase = phase, .ret = ret};
+
+	rv_pool_dispatch(ts, n, drive_mine, &a);
 }

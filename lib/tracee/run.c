@@ -362,32 +362,54 @@ const struct rv_phase rv_phase_run = {
     .deadline = run_deadline,
 };
 
-int rv_tracees_prepare(struct rv_tracee **ts, struct rv_prog **progs, size_t n, int *ret)
+struct prepare_args {
+	struct rv_prog **progs;
+	int *ret;
+};
+
+static void prepare_mine(struct rv_tracee **ts, size_t n, void *arg)
 {
+	const struct prepare_args *a = arg;
+
 	for (size_t i = 0; i < n; i++) {
 		int r = 0;
 
-		if (ts[i] && progs[i]) {
-			ts[i]->run.prog = progs[i];
-			r = rv_run_prepare(ts[i]);
-			if (r < 0)
-				ts[i]->run.prog = NULL;
-		}
-		if (ret)
-			ret[i] = r;
+		if (!rv_tracee_mine(ts[i]) || !a->progs[i])
+			continue;
+		ts[i]->run.prog = a->progs[i];
+		r = rv_run_prepare(ts[i]);
+		if (r < 0)
+			ts[i]->run.prog = NULL;
+		if (a->ret)
+			a->ret[i] = r;
 	}
+}
+
+int rv_tracees_prepare(struct rv_tracee **ts, struct rv_prog **progs, size_t n, int *ret)
+{
+	struct prepare_args a = {.progs = progs, .ret = ret};
+
+	for (size_t i = 0; ret && i < n; i++)
+		ret[i] = 0;
+	rv_pool_dispatch(ts, n, prepare_mine, &a);
 	return 0;
 }
 
-void rv_tracees_unprepare(struct rv_tracee **ts, size_t n)
+static void unprepare_mine(struct rv_tracee **ts, size_t n, void *arg)
 {
+	(void)arg;
 	for (size_t i = 0; i < n; i++) {
-		if (!ts[i] || !ts[i]->run.prepared)
+		if (!rv_tracee_mine(ts[i]) || !ts[i]->run.prepared)
 			continue;
 		rv_run_uninfect(ts[i]);
 		ts[i]->run.prepared = false;
 		ts[i]->run.prog = NULL;
 	}
+}
+
+void rv_tracees_unprepare(struct rv_tracee **ts, size_t n)
+{
+	rv_pool_dispatch(ts, n, unprepare_mine, NULL);
 }
 
 int rv_tracees_run(struct rv_tracee **ts, struct rv_prog **progs, size_t n, int *ret)
@@ -508,9 +530,17 @@ const struct rv_phase rv_phase_release = {
     .deadline = release_deadline,
 };
 
+/* In each owner: the orphans it keeps are its own to detach. */
+static void release_mine(struct rv_tracee **ts, size_t n, void *arg)
+{
+	(void)arg;
+	rv_batch_drive(ts, n, &rv_phase_release, NULL);
+	rv_tracee_reap_orphans();
+}
+
 void rv_tracees_release(struct rv_tracee **ts, size_t n)
 {
-	rv_batch_drive(ts, n, &rv_phase_release, NULL);
+	rv_pool_dispatch(ts, n, release_mine, NULL);
 	for (size_t i = 0; i < n; i++)
 		rv_tracee_free(ts[i]);
 	rv_tracee_reap_orphans();

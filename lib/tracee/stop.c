@@ -611,6 +611,17 @@ static const struct rv_phase phase_stop = {
     .deadline = stop_deadline,
 };
 
+/* Those that could not be stopped go on as they were, let go by their
+ * owners (freed after: the others' threads still look at every entry). */
+static void release_failed(struct rv_tracee **ts, size_t n, void *arg)
+{
+	const int *ret = arg;
+
+	for (size_t i = 0; i < n; i++)
+		if (rv_tracee_mine(ts[i]) && ret[i] < 0)
+			rv_tracee_detach_all(ts[i]);
+}
+
 int rv_tracees_stop(struct rv_stop_req *reqs, size_t n, uint64_t deadline_ns)
 {
 	pid_t tracers[MAX_ANCESTORS], self = getpid();
@@ -652,6 +663,7 @@ int rv_tracees_stop(struct rv_stop_req *reqs, size_t n, uint64_t deadline_ns)
 			return -ENOMEM;
 		}
 		t->pid = q->pid;
+		rv_tracer_assign(t);
 		t->pidfd = q->pidfd;
 		t->mem_fd = -1;
 		t->deadline_ns = deadline_ns;
@@ -667,6 +679,11 @@ int rv_tracees_stop(struct rv_stop_req *reqs, size_t n, uint64_t deadline_ns)
 	}
 
 	rv_batch_drive(w, n, &phase_stop, ret);
+	for (size_t i = 0; i < n; i++)
+		if (w[i] && ret[i] < 0) {
+			rv_pool_dispatch(w, n, release_failed, ret);
+			break;
+		}
 
 	for (size_t i = 0; i < n; i++) {
 		struct rv_tracee *t = w[i];
@@ -675,7 +692,6 @@ int rv_tracees_stop(struct rv_stop_req *reqs, size_t n, uint64_t deadline_ns)
 			continue;
 		t->reason = NULL;
 		if (ret[i] < 0) {
-			rv_tracee_detach_all(t);
 			rv_tracee_free(t);
 			reqs[i].error = -ret[i];
 			continue;

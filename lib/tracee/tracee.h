@@ -87,8 +87,11 @@ struct rv_run_state {
 	size_t nsibs;
 };
 
+struct rv_tracer;
+
 struct rv_tracee {
 	pid_t pid;
+	struct rv_tracer *owner; /* the thread that seized it (pool.c), NULL without a pool */
 	int pidfd;
 	uint64_t deadline_ns, stop_start_ns;
 	struct rv_thread *threads;
@@ -181,6 +184,24 @@ struct rv_phase {
 /* Drives TS[0..N) (NULL entries skipped) through PHASE; RET[i] gets each
  * one's outcome (0 or -errno). */
 void rv_batch_drive(struct rv_tracee **ts, size_t n, const struct rv_phase *phase, int *ret);
+
+/* ---- pool.c ------------------------------------------------------------ */
+
+/* The most tracer threads REVOKE_TRACERS may ask for. */
+#define RV_TRACERS_MAX 64
+
+/* Whether the calling thread owns T (seized it): only it may issue ptrace
+ * requests on T or wait for its threads. */
+bool rv_tracee_mine(const struct rv_tracee *t);
+/* Gives a new tracee, before its seize, to the tracer with the fewest so
+ * far (the calling thread's own without a pool). */
+void rv_tracer_assign(struct rv_tracee *t);
+/* Calls FN(TS, N, ARG) in the thread of every tracer that owns one of
+ * TS[0..N) (NULL entries skipped), all at once, and returns when each has
+ * returned. FN handles the tracees rv_tracee_mine() gives it, and only
+ * those (called in a tracer thread, or without a pool: FN here, at once). */
+void rv_pool_dispatch(struct rv_tracee **ts, size_t n,
+		      void (*fn)(struct rv_tracee **ts, size_t n, void *arg), void *arg);
 
 /* ---- stop.c ------------------------------------------------------------ */
 

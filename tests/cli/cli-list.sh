@@ -136,7 +136,7 @@ def need(cond, why):
         sys.exit(1)
 need(list(doc) == ["engine", "discovery", "error", "errno", "elapsed_ns", "max_stopped_ns",
                    "timeout_ns", "failed_phase", "failed_pid", "failed_detail", "nholders",
-                   "nuninspected", "unmounted", "helper_pid", "targets", "holders"], "keys: %r" % list(doc))
+                   "nuninspected", "unmounted", "helper_pid", "steps_ns", "targets", "holders"], "keys: %r" % list(doc))
 need(doc["helper_pid"] is None, "helper_pid: %r (the command made the call itself)" % doc["helper_pid"])
 need(doc["engine"] == "none" and doc["discovery"] in ("proc", "bpf"), "engine, discovery: %r" % doc)
 need(doc["error"] is None and doc["errno"] is None and doc["failed_phase"] is None, "error: %r" % doc)

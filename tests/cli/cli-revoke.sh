@@ -119,6 +119,11 @@ for p in (pa, pb):
     # The ptrace engine stops each holder; the longest stop is the report's.
     if doc["engine"] == "ptrace" and not 0 < h[p]["stopped_ns"] <= doc["max_stopped_ns"] <= doc["elapsed_ns"]:
         print("stopped_ns %r, max_stopped_ns %r, elapsed_ns %r" % (h[p]["stopped_ns"], doc["max_stopped_ns"], doc["elapsed_ns"])); sys.exit(1)
+# Where the time went: every step named, the steps tiling the call.
+steps = doc.get("steps_ns") or {}
+names = ["start", "resolve", "lock", "scan", "stop", "rescan", "place", "cut", "release", "sync", "umount", "report"]
+if sorted(steps) != sorted(names) or sum(steps.values()) != doc["elapsed_ns"] or steps["cut"] <= 0:
+    print("steps_ns %r, elapsed_ns %r" % (steps, doc["elapsed_ns"])); sys.exit(1)
 EOF
 	); then
 		fail revoke.json "$why"

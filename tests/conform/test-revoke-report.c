@@ -441,6 +441,97 @@ static void t_names(void)
 	}
 }
 
+/* ---- where the time went (1.6) ---- */
+
+/* The steps tile the call: each moment in exactly one, so they sum to
+ * elapsed_ns to the nanosecond. */
+static void check_steps_sum(const struct revoke_report *rep)
+{
+	uint64_t sum = 0;
+
+	for (int s = 0; s < REVOKE_STEP_COUNT; s++)
+		sum += rep->step_ns[s];
+	CHECK(sum == rep->elapsed_ns, "steps sum to %llu ns, elapsed_ns is %llu",
+	      (unsigned long long)sum, (unsigned long long)rep->elapsed_ns);
+	for (size_t s = REVOKE_STEP_COUNT; s < sizeof(rep->step_ns) / sizeof(rep->step_ns[0]); s++)
+		CHECK(rep->step_ns[s] == 0, "step_ns[%zu] (no such step) is %llu", s,
+		      (unsigned long long)rep->step_ns[s]);
+}
+
+static void t_steps(void)
+{
+	static const int listed_none[] = {REVOKE_STEP_STOP,  REVOKE_STEP_RESCAN,  REVOKE_STEP_PLACE,
+					  REVOKE_STEP_CUT,   REVOKE_STEP_RELEASE, REVOKE_STEP_SYNC,
+					  REVOKE_STEP_UMOUNT};
+	const char *paths[1] = {tpath};
+	struct revoke_report *rep = NULL;
+	struct victim v[2];
+
+	make_scratch();
+	test_make_file(tpath, "hello", MAP_LEN);
+	for (int i = 0; i < 2; i++) {
+		v[i] = victim_run(v_fd_and_map);
+		recv_msg(&v[i]);
+	}
+	CHECK(revoke_with(paths, 1, REVOKE_LIST_ONLY, &rep) == 0, "revoke_ex(LIST_ONLY): %s",
+	      strerror(errno));
+	CHECK(rep && rep->sz >= offsetof(struct revoke_report, step_ns) + sizeof(rep->step_ns),
+	      "the report has no step_ns");
+	check_steps_sum(rep);
+	CHECK(rep->step_ns[REVOKE_STEP_SCAN] > 0, "a listing spent no time scanning");
+	for (size_t i = 0; i < sizeof(listed_none) / sizeof(listed_none[0]); i++)
+		CHECK(rep->step_ns[listed_none[i]] == 0, "a listing spent %llu ns in step %s",
+		      (unsigned long long)rep->step_ns[listed_none[i]],
+		      revoke_step_name(listed_none[i]));
+	revoke_report_free(rep);
+	rep = NULL;
+
+	CHECK(revoke_with(paths, 1, 0, &rep) == 0, "revoke_ex: %s", strerror(errno));
+	CHECK(rep && rep->nholders == 2, "%zu holders, expected 2", rep ? rep->nholders : 0);
+	check_steps_sum(rep);
+	CHECK(rep->step_ns[REVOKE_STEP_SCAN] > 0 && rep->step_ns[REVOKE_STEP_CUT] > 0,
+	      "scan %llu ns, cut %llu ns: a revoke of 2 holders spent no time in one",
+	      (unsigned long long)rep->step_ns[REVOKE_STEP_SCAN],
+	      (unsigned long long)rep->step_ns[REVOKE_STEP_CUT]);
+	if (rep->engine == REVOKE_ENGINE_PTRACE)
+		/* Stopped, looked at again, placed before the point of no
+		 * return: every step of the userspace engine was taken. */
+		CHECK(rep->step_ns[REVOKE_STEP_STOP] > 0 && rep->step_ns[REVOKE_STEP_RESCAN] > 0 &&
+			  rep->step_ns[REVOKE_STEP_PLACE] > 0,
+		      "stop %llu, rescan %llu, place %llu ns",
+		      (unsigned long long)rep->step_ns[REVOKE_STEP_STOP],
+		      (unsigned long long)rep->step_ns[REVOKE_STEP_RESCAN],
+		      (unsigned long long)rep->step_ns[REVOKE_STEP_PLACE]);
+	else
+		CHECK(rep->step_ns[REVOKE_STEP_STOP] == 0 && rep->step_ns[REVOKE_STEP_RESCAN] == 0,
+		      "the native engine stopped holders for %llu + %llu ns",
+		      (unsigned long long)rep->step_ns[REVOKE_STEP_STOP],
+		      (unsigned long long)rep->step_ns[REVOKE_STEP_RESCAN]);
+	CHECK(rep->step_ns[REVOKE_STEP_SYNC] == 0 && rep->step_ns[REVOKE_STEP_UMOUNT] == 0,
+	      "a file's revoke synced or unmounted");
+	for (int i = 0; i < 2; i++)
+		CHECK_CUT(&v[i]);
+	revoke_report_free(rep);
+}
+
+static void t_step_names(void)
+{
+	static const char *const want[] = {"start",   "resolve", "lock",   "scan",
+					   "stop",    "rescan",	 "place",  "cut",
+					   "release", "sync",	 "umount", "report"};
+
+	CHECK(sizeof(want) / sizeof(want[0]) == REVOKE_STEP_COUNT, "%d steps, the test knows %zu",
+	      REVOKE_STEP_COUNT, sizeof(want) / sizeof(want[0]));
+	for (int s = 0; s < REVOKE_STEP_COUNT; s++) {
+		const char *n = revoke_step_name(s);
+
+		CHECK(n && strcmp(n, want[s]) == 0, "revoke_step_name(%d) = %s, expected %s", s,
+		      n ? n : "NULL", want[s]);
+	}
+	CHECK(!revoke_step_name(REVOKE_STEP_COUNT) && !revoke_step_name(-1),
+	      "steps out of range have names");
+}
+
 /* ---- the caller itself is a holder: listed, then cut directly ---- */
 
 static void t_caller_listed_and_cut(void)
@@ -498,4 +589,5 @@ TEST_MAIN("revoke-report", {"list_only_fields", t_list_only_fields, 30},
 	  {"two_targets", t_two_targets, 30},
 	  {"no_report_when_unresolved", t_no_report_when_unresolved, 30},
 	  {"caller_listed_and_cut", t_caller_listed_and_cut, 30}, {"names", t_names, 30},
-	  {"report_free_null", t_report_free_null, 10}, )
+	  {"report_free_null", t_report_free_null, 10}, {"steps", t_steps, 30},
+	  {"step_names", t_step_names, 10}, )

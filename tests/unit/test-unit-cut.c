@@ -486,9 +486,33 @@ static void test_self_cut_seccomp_errno(void)
 
 #define NBATCH 50
 
+/* Whether the victims' tracers are NTRACERS distinct threads of ours: a
+ * tracee's owner is the thread that seized it (TracerPid names the thread). */
+static void check_tracers(const struct victim *v, int n, int ntracers)
+{
+	pid_t ours[128], seen[NBATCH];
+	int nours = proc_tasks(getpid(), ours, 128), nseen = 0;
+
+	for (int i = 0; i < n; i++) {
+		pid_t tp = tracer_of(v[i].pid);
+		bool known = false, mine = false;
+
+		for (int k = 0; k < nseen; k++)
+			known |= seen[k] == tp;
+		for (int k = 0; k < nours; k++)
+			mine |= ours[k] == tp;
+		CHECK(mine, "victim %d traced by %d, not a thread of ours", i, (int)tp);
+		if (!known)
+			seen[nseen++] = tp;
+	}
+	CHECK(nseen == ntracers, "%d tracer threads, want %d", nseen, ntracers);
+}
+
 /* Fifty victims (descriptors, mappings, some SIGSTOPped, one killed after
- * the stop) and the caller itself cut together, each exactly as alone. */
-static void test_batch_cut(void)
+ * the stop) and the caller itself cut together, each exactly as alone;
+ * with NTRACERS tracer threads (REVOKE_TRACERS), each victim stopped, cut
+ * and released by its own. */
+static void batch_cut(int ntracers)
 {
 	struct victim v[NBATCH];
 	struct rv_stop_req q[NBATCH];
@@ -538,8 +562,18 @@ static void test_batch_cut(void)
 		}
 		q[i] = (struct rv_stop_req){.pid = v[i].pid, .pidfd = -1};
 	}
+	if (ntracers > 1) {
+		char env[16];
+		size_t got;
+
+		snprintf(env, sizeof(env), "%d", ntracers);
+		setenv("REVOKE_TRACERS", env, 1);
+		got = rv_tracers_begin(NBATCH);
+		CHECK(got == (size_t)ntracers, "rv_tracers_begin = %zu", got);
+	}
 	r = rv_tracees_stop(q, NBATCH, after_ms(5000));
 	CHECK(r == 0, "rv_tracees_stop = %d", r);
+	check_tracers(v, NBATCH, ntracers);
 	for (int i = 0; i < NBATCH; i++) {
 		CHECK(q[i].error == 0 && q[i].tracee, "victim %d: error %d (%s)", i, q[i].error,
 		      q[i].reason);
@@ -575,6 +609,7 @@ static void test_batch_cut(void)
 			      i, j, refs[i][j].state);
 	}
 	rv_tracees_release(ts, NBATCH);
+	rv_tracers_end();
 	CHECK(read(self_fd, buf, 1) < 0 && errno == EBADF, "own fd still reads");
 
 	for (int i = 0; i < NBATCH; i++) {
@@ -610,6 +645,20 @@ static void test_batch_cut(void)
 	}
 }
 
+static const struct batch_row {
+	struct test_row t;
+	int ntracers;
+} batch_cuts[] = {
+    {{"batch_cut", 30}, 1},
+    {{"batch_cut_2_tracers", 30}, 2},
+    {{"batch_cut_3_tracers", 30}, 3},
+};
+
+static void batch_cut_case(const void *row)
+{
+	batch_cut(((const struct batch_row *)row)->ntracers);
+}
+
 TEST_MAIN("unit-cut", {"seccomp_victim_survives", test_seccomp_victim_survives, 10},
 	  {"seccomp_needs_cap_sys_admin", test_seccomp_needs_cap_sys_admin, 10},
 	  TEST_TABLE(cut_fds, cut_fds_case),
@@ -617,4 +666,4 @@ TEST_MAIN("unit-cut", {"seccomp_victim_survives", test_seccomp_victim_survives, 
 	  {"cut_map", test_cut_map, 10}, {"threads", test_threads, 10},
 	  {"zombie_leader_cut", test_zombie_leader_cut, 10}, {"self_cut", test_self_cut, 10},
 	  {"self_cut_seccomp_errno", test_self_cut_seccomp_errno, 10},
-	  {"batch_cut", test_batch_cut, 30})
+	  TEST_TABLE(batch_cuts, batch_cut_case))

@@ -95,6 +95,8 @@ extern const struct column target_columns[];
 extern const size_t target_ncolumns;
 extern const struct column report_columns[];
 extern const size_t report_ncolumns;
+extern const struct column step_columns[];
+extern const size_t step_ncolumns;
 int column_by_name(const char *name, size_t len);
 void columns_help(FILE *out);
 void columns_default(struct cli *cli);

@@ -400,6 +400,53 @@ const struct column report_columns[] = {
     {"HELPER_PID", 0, SCOLS_JSON_NUMBER, J, "revoked(8) that made the call, or null", r_helper},
 };
 const size_t report_ncolumns = ARRAY_SIZE(report_columns);
+
+/* ---- where the time went (--json "steps_ns") --------------------------- */
+
+/* null when the report has no steps: an older library, or revoked(8) made
+ * the call (its report crosses the wire without them). */
+static const char *step(const struct cell *c, char *buf, size_t size, int s)
+{
+	if (!REPORT_HAS(c->rep, step_ns) || (REPORT_HAS(c->rep, helper_pid) && c->rep->helper_pid))
+		return NULL;
+	return FMT("%" PRIu64, c->rep->step_ns[s]);
+}
+
+#define STEP(fn, s)                                                                                \
+	static const char *fn(const struct cell *c, char *buf, size_t size)                        \
+	{                                                                                          \
+		return step(c, buf, size, s);                                                      \
+	}
+STEP(s_start, REVOKE_STEP_START)
+STEP(s_resolve, REVOKE_STEP_RESOLVE)
+STEP(s_lock, REVOKE_STEP_LOCK)
+STEP(s_scan, REVOKE_STEP_SCAN)
+STEP(s_stop, REVOKE_STEP_STOP)
+STEP(s_rescan, REVOKE_STEP_RESCAN)
+STEP(s_place, REVOKE_STEP_PLACE)
+STEP(s_cut, REVOKE_STEP_CUT)
+STEP(s_release, REVOKE_STEP_RELEASE)
+STEP(s_sync, REVOKE_STEP_SYNC)
+STEP(s_umount, REVOKE_STEP_UMOUNT)
+STEP(s_report, REVOKE_STEP_REPORT)
+#undef STEP
+
+/* Named as revoke_step_name() names them. */
+const struct column step_columns[] = {
+    {"START", 0, SCOLS_JSON_NUMBER, J, "the call's setup", s_start},
+    {"RESOLVE", 0, SCOLS_JSON_NUMBER, J, "looking the paths up", s_resolve},
+    {"LOCK", 0, SCOLS_JSON_NUMBER, J, "waiting for another revoke", s_lock},
+    {"SCAN", 0, SCOLS_JSON_NUMBER, J, "the first scan", s_scan},
+    {"STOP", 0, SCOLS_JSON_NUMBER, J, "stopping the holders", s_stop},
+    {"RESCAN", 0, SCOLS_JSON_NUMBER, J, "the scan of the stopped holders", s_rescan},
+    {"PLACE", 0, SCOLS_JSON_NUMBER, J, "before the point of no return", s_place},
+    {"CUT", 0, SCOLS_JSON_NUMBER, J, "from it to the last cut", s_cut},
+    {"RELEASE", 0, SCOLS_JSON_NUMBER, J, "letting the holders go", s_release},
+    {"SYNC", 0, SCOLS_JSON_NUMBER, J, "syncing (--umount)", s_sync},
+    {"UMOUNT", 0, SCOLS_JSON_NUMBER, J, "unmounting", s_umount},
+    {"REPORT", 0, SCOLS_JSON_NUMBER, J, "making the report", s_report},
+};
+const size_t step_ncolumns = ARRAY_SIZE(step_columns);
 #undef H
 #undef J
 

@@ -332,7 +332,7 @@ static int members_of(char *doc, const char **ret, size_t *ret_len)
 
 /* The members, one a line (libsmartcols escapes newlines in values), each
  * indented as a member of the document. */
-static void put_members(const char *s, size_t len, FILE *out)
+static void put_members(const char *s, size_t len, const char *indent, FILE *out)
 {
 	const char *end = s + len;
 	bool first = true;
@@ -343,7 +343,7 @@ static void put_members(const char *s, size_t len, FILE *out)
 		while (s < e && (*s == ' ' || *s == '\t'))
 			s++;
 		if (s < e) {
-			fprintf(out, "%s   %.*s", first ? "" : "\n", (int)(e - s), s);
+			fprintf(out, "%s%s%.*s", first ? "" : "\n", indent, (int)(e - s), s);
 			first = false;
 		}
 		s = nl ? nl + 1 : end;
@@ -352,12 +352,14 @@ static void put_members(const char *s, size_t len, FILE *out)
 
 int print_json(const struct revoke_report *rep)
 {
-	char *report = NULL, *targets = NULL, *holders = NULL;
-	const char *m, *t, *h;
-	size_t mlen, tlen, hlen;
+	char *report = NULL, *steps = NULL, *targets = NULL, *holders = NULL;
+	const char *m, *s, *t, *h;
+	size_t mlen, slen, tlen, hlen;
 	int r;
 
 	r = render_flat(rep, "report", report_columns, report_ncolumns, 1, &report);
+	if (r >= 0)
+		r = render_flat(rep, "steps", step_columns, step_ncolumns, 1, &steps);
 	if (r >= 0)
 		r = render_flat(rep, "targets", target_columns, target_ncolumns, rep->ntargets,
 				&targets);
@@ -366,16 +368,21 @@ int print_json(const struct revoke_report *rep)
 	if (r >= 0)
 		r = members_of(report, &m, &mlen);
 	if (r >= 0)
+		r = members_of(steps, &s, &slen);
+	if (r >= 0)
 		r = array_of(targets, &t, &tlen);
 	if (r >= 0)
 		r = array_of(holders, &h, &hlen);
 	if (r >= 0) {
 		fputs("{\n", stdout);
-		put_members(m, mlen, stdout);
-		printf(",\n   \"targets\": %.*s,\n   \"holders\": %.*s\n}\n", (int)tlen, t,
+		put_members(m, mlen, "   ", stdout);
+		fputs(",\n   \"steps_ns\": {\n", stdout);
+		put_members(s, slen, "      ", stdout);
+		printf("\n   },\n   \"targets\": %.*s,\n   \"holders\": %.*s\n}\n", (int)tlen, t,
 		       (int)hlen, h);
 	}
 	free(report);
+	free(steps);
 	free(targets);
 	free(holders);
 	return r; /* write errors: the caller checks ferror(stdout) */
