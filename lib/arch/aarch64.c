@@ -365,3 +365,10 @@ int rv_arch_build_frame(const struct rv_regs *saved, uint64_t ip, uint64_t mask,
 	*ret_altstack = frame_addr + offsetof(struct k_rt_sigframe, uc.uc_stack);
 	return (int)(top - frame_addr);
 }
+
+uint64_t rv_arch_frame_mask(const struct rv_regs *saved, uint64_t altstack)
+{
+	(void)saved;
+	return altstack + offsetof(struct k_ucontext, uc_sigmask) -
+	       offsetof(struct k_ucontext, uc_stack);
+}

@@ -84,6 +84,12 @@ int rv_arch_build_frame(const struct rv_regs *saved, uint64_t ip, uint64_t mask,
 			size_t fpu_len, uint64_t top, void *buf, uint64_t *ret_low,
 			uint64_t *ret_sp, uint64_t *ret_altstack);
 
+/* Where the frame rv_arch_build_frame() made for SAVED keeps the signal mask
+ * (8 bytes, as rt_sigprocmask writes a mask), given ALTSTACK, where it keeps
+ * the sigaltstack settings: the stub's first call saves the thread's own
+ * mask there. */
+uint64_t rv_arch_frame_mask(const struct rv_regs *saved, uint64_t altstack);
+
 /* Registers that enter the stub at ENTRY with stack SP and argument ARG,
  * the restart logic off. */
 void rv_arch_enter_stub(struct rv_regs *r, uint64_t entry, uint64_t sp, uint64_t arg);

@@ -241,3 +241,9 @@ int rv_ia32_build_frame(const struct user_regs_struct *u, uint64_t ip, uint64_t 
 	*ret_altstack = frame_addr + offsetof(struct ia32_rt_sigframe, uc.ss_sp);
 	return (int)(top - low);
 }
+
+uint64_t rv_ia32_frame_mask(uint64_t altstack)
+{
+	return altstack + offsetof(struct ia32_ucontext, uc_sigmask) -
+	       offsetof(struct ia32_ucontext, ss_sp);
+}

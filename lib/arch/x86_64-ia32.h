@@ -109,6 +109,8 @@ uint64_t rv_x86_restart_ip_ax(const struct user_regs_struct *u, uint64_t *ax);
 int rv_ia32_build_frame(const struct user_regs_struct *u, uint64_t ip, uint64_t mask,
 			const void *fpu, size_t fpu_len, uint64_t top, void *buf, uint64_t *ret_low,
 			uint64_t *ret_sp, uint64_t *ret_altstack);
+/* rv_arch_frame_mask() of an ia32 frame. */
+uint64_t rv_ia32_frame_mask(uint64_t altstack);
 /* Bytes an ia32 frame needs beyond the FPU state (at most what the native
  * frame needs: rv_arch_frame_size serves both). */
 size_t rv_ia32_frame_overhead(void);

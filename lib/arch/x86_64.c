@@ -282,7 +282,12 @@ int rv_arch_get_fpu(pid_t tid, void *buf, size_t *len)
 		sw.xfeatures = xcr0;
 		sw.xstate_size = size;
 		memcpy((uint8_t *)buf + SW_BYTES_OFFSET, &sw, sizeof(sw));
-		*len = iov.iov_len;
+		/* The frame needs no more: rt_sigreturn reads xstate_size bytes.
+		 * The regset is as large as every feature (AMX tile data too:
+		 * 11 KiB here against 2.7), and each byte of the frame is one
+		 * to write, and to save and put back, below the holder's stack,
+		 * whose untouched pages fault in as we do. */
+		*len = size;
 		return 0;
 	}
 	if (errno != ENODEV && errno != EINVAL)
@@ -406,4 +411,12 @@ int rv_arch_build_frame(const struct rv_regs *saved, uint64_t ip, uint64_t mask,
 	*ret_sp = frame_addr + 8;
 	*ret_altstack = frame_addr + offsetof(struct k_rt_sigframe, uc.uc_stack);
 	return (int)(top - low);
+}
+
+uint64_t rv_arch_frame_mask(const struct rv_regs *saved, uint64_t altstack)
+{
+	if (rv_arch_is_compat(saved))
+		return rv_ia32_frame_mask(altstack);
+	return altstack + offsetof(struct k_ucontext, uc_sigmask) -
+	       offsetof(struct k_ucontext, uc_stack);
 }

@@ -91,14 +91,29 @@ struct rv_stub_ctl {
 	 * aarch64 that lost the thread's way back into its call, run.c).
 	 */
 	int32_t stop_mode;
-	int32_t stop_sig; /* in: -1; out: the choice, 0 for none */
-	uint64_t orig_mask;
+	int32_t stop_sig;   /* in: -1; out: the choice, 0 for none */
+	uint64_t orig_mask; /* out: the thread's own mask, read from mask_addr */
 	uint64_t default_ignored;
 	int32_t stop_sigs[24];
 	int32_t nstop_sigs;
 	int32_t pad;
 	uint64_t sigreturn_sp; /* the stack pointer rt_sigreturn expects */
+	/*
+	 * The frame's mask word (stop_mode 1), where the program's first op
+	 * (an rt_sigprocmask that blocks every signal) saved the thread's own
+	 * mask: the tracer does not read it with ptrace. With
+	 * RV_STUB_ARG_RESTORE in the stub's argument, the stub sets that mask
+	 * again itself once the program is over, before it stops: the tracer
+	 * then only puts the registers back.
+	 */
+	uint64_t mask_addr;
 	struct rv_op ops[];
 };
+
+/* The stub's one argument is the control block's address (64-byte aligned),
+ * with flags in its low bits: decided as the program starts, after the block
+ * was written. */
+#define RV_STUB_ARG_RESTORE 1u
+#define RV_STUB_ARG_FLAGS   63u
 
 #endif

@@ -24,7 +24,8 @@ _Static_assert(sizeof(struct rv_op) == 72 && __builtin_offsetof(struct rv_op, ar
 	       "rv_op layout");
 _Static_assert(__builtin_offsetof(struct rv_stub_ctl, orig_mask) == 32 &&
 		   __builtin_offsetof(struct rv_stub_ctl, sigreturn_sp) == 152 &&
-		   __builtin_offsetof(struct rv_stub_ctl, ops) == 160,
+		   __builtin_offsetof(struct rv_stub_ctl, mask_addr) == 160 &&
+		   __builtin_offsetof(struct rv_stub_ctl, ops) == 168,
 	       "rv_stub_ctl layout");
 
 static inline __attribute__((always_inline)) long run_op(struct rv_op *op)
@@ -91,8 +92,10 @@ static inline __attribute__((always_inline)) long run_op(struct rv_op *op)
 }
 
 __attribute__((noreturn, used, section(".text"))) RV_STUB_ENTRY_ATTR void
-rv_stub_entry(struct rv_stub_ctl *c)
+rv_stub_entry(unsigned long arg)
 {
+	struct rv_stub_ctl *c = (struct rv_stub_ctl *)(arg & ~(unsigned long)RV_STUB_ARG_FLAGS);
+	int restore = arg & RV_STUB_ARG_RESTORE;
 	int failed = -1;
 
 	for (uint32_t i = 0; i < c->nops; i++) {
@@ -117,30 +120,42 @@ rv_stub_entry(struct rv_stub_ctl *c)
 	c->done = 1;
 	if (c->stop_mode) {
 		int sig = 0;
+		/* Where the program's first call saved it. */
+		uint64_t orig = *(volatile uint64_t *)(unsigned long)c->mask_addr;
 
-		for (int i = 0; i < c->nstop_sigs && i < 24 && !sig; i++) {
+		c->orig_mask = orig;
+		/* nstop_sigs <= 24: the library's own (place.c asserts it). */
+		for (int i = 0; i < c->nstop_sigs && !sig; i++) {
 			int s = c->stop_sigs[i];
 			uint64_t bit = 1ull << (s - 1);
 			/* 32 bytes for struct sigaction, 20 for a 32-bit one */
 			long act[8];
 
-			if ((c->orig_mask & bit) ||
+			if ((orig & bit) ||
 			    rv_stub_syscall(RV_STUB_NR_rt_sigaction, s, 0, (long)act, 8, 0, 0) < 0)
 				continue;
 			if (act[0] == 1 /* SIG_IGN */ ||
 			    (act[0] == 0 && (c->default_ignored & bit)))
 				sig = s;
 		}
+		/* The thread's own mask, which does not block the stop signal
+		 * (a signal of its own held back meanwhile then stops it
+		 * first; the tracer hands it on at that stop), or only the
+		 * stop signal unblocked. Before stop_sig is written: a tracer
+		 * that reads it knows the mask is set. */
+		if (restore || sig) {
+			uint64_t set = restore ? orig : ~(1ull << (sig - 1));
+
+			rv_stub_syscall(RV_STUB_NR_rt_sigprocmask, 2 /* SIG_SETMASK */, (long)&set,
+					0, 8, 0, 0);
+		}
 		/* Seen by the tracer while we run (rv_stub_ctl): once, after
 		 * the choice. */
 		*(volatile int32_t *)&c->stop_sig = sig;
 		if (sig) {
-			uint64_t set = 1ull << (sig - 1);
 			long pid = rv_stub_syscall(RV_STUB_NR_getpid, 0, 0, 0, 0, 0, 0);
 			long tid = rv_stub_syscall(RV_STUB_NR_gettid, 0, 0, 0, 0, 0, 0);
 
-			rv_stub_syscall(RV_STUB_NR_rt_sigprocmask, 1 /* SIG_UNBLOCK */, (long)&set,
-					0, 8, 0, 0);
 			rv_stub_syscall(RV_STUB_NR_tgkill, pid, tid, sig, 0, 0, 0);
 		} else {
 			/* No signal to stop with: the tracer interrupts this sleep

@@ -2,16 +2,17 @@
 /*
  * Infect: the stub's code goes where the holder's own code never runs
  * (place.c); below the injecting thread's red zone go a signal frame with
- * the thread's own registers, FPU state and signal mask, the program, its
- * data and a small stack for the stub. Siblings blocked in a call on a
- * descriptor the program replaces get frames of their own (siblings.c), and
- * the program ends by releasing them. Then, in this order, the registers
- * that enter the stub and a mask that blocks every signal but the stop
- * signal; the thread goes on. From the moment the registers are set, the
- * thread carries its own way home: if this process dies at any instant, the
- * kernel detaches it, it finishes the program and rt_sigreturn restores
- * everything from the frame. Cure: the original mask first, then the
- * original registers, then the code and the stack bytes.
+ * the thread's own registers and FPU state, the program, its data and a
+ * small stack for the stub. The program's first call blocks every signal
+ * and saves the thread's own mask into the frame (no ptrace call reads or
+ * sets it). Siblings blocked in a call on a descriptor the program replaces
+ * get frames of their own (siblings.c), and the program ends by releasing
+ * them. Then the registers that enter the stub; the thread goes on. From
+ * that moment the thread carries its own way home: if this process dies at
+ * any instant, the kernel detaches it, it finishes the program and
+ * rt_sigreturn restores everything from the frame. Cure: the original mask
+ * first (unless the stub put it back itself), then the original registers,
+ * then the code and the stack bytes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,17 @@ static const uint8_t *stub_code(const struct rv_tracee *t, size_t *ret_len)
 
 /* ---- infect -------------------------------------------------------------- */
 
+size_t rv_run_bound(const struct rv_tracee *t, const struct rv_prog *p)
+{
+	size_t code_len;
+
+	stub_code(t, &code_len);
+	/* layout_frame()'s layout at its largest, every alignment included. */
+	return rv_arch_frame_size(RV_ARCH_FPU_MAX) + 16 + 8 + 16 + p->data_len +
+	       sizeof(struct rv_stub_ctl) + (2 + p->nops + t->n) * sizeof(struct rv_op) + 64 +
+	       RV_STUB_STACK + 16 + code_len + 16;
+}
+
 /* Undo what rv_run_infect() wrote so far: nothing of ours stays in the holder. */
 void rv_run_uninfect(struct rv_tracee *t)
 {
@@ -50,8 +62,7 @@ void rv_run_uninfect(struct rv_tracee *t)
 	if (rs->data_written && rs->saved_data)
 		rv_mem_write(t, rs->data_low, rs->saved_data, rs->data_len);
 	rs->code_written = rs->data_written = false;
-	free(rs->saved_data); /* saved_code too */
-	rs->saved_code = rs->saved_data = NULL;
+	rv_run_free_saved(rs);
 	rv_sib_uninfect(t);
 }
 
@@ -59,7 +70,8 @@ void rv_run_uninfect(struct rv_tracee *t)
  * holds the stub's stack, the control block and ops, the data and the mask
  * word, and the frame with the FPU state on top. */
 struct layout {
-	uint64_t top, frame_low, sr_sp, altstack, mask_addr, data_addr, ctl_addr, stack_top, low;
+	uint64_t top, frame_low, sr_sp, altstack, frame_mask, mask_addr, data_addr, ctl_addr,
+	    stack_top, low;
 	size_t len, nops;
 };
 
@@ -80,10 +92,13 @@ static int layout_frame(struct rv_tracee *t, const uint8_t *fpu, size_t fpu_len,
 	frame = malloc(frame_len);
 	if (!frame)
 		return -ENOMEM;
-	r = rv_arch_build_frame(&t->saved, t->rseq_abort ? t->rseq_abort_ip : 0, t->sigmask, fpu,
+	/* The mask word: no thread's mask blocks SIGKILL, so this one says
+	 * "not saved yet" until the program's first call overwrites it. */
+	r = rv_arch_build_frame(&t->saved, t->rseq_abort ? t->rseq_abort_ip : 0, ~0ull, fpu,
 				fpu_len, l->top, frame, &l->frame_low, &l->sr_sp, &l->altstack);
 	if (r < 0)
 		return r;
+	l->frame_mask = rv_arch_frame_mask(&t->saved, l->altstack);
 	/* The siblings' frames first: the program's last ops release them. */
 	r = rv_sib_infect(t);
 	if (r < 0)
@@ -123,24 +138,27 @@ static int fill_program(struct rv_tracee *t, const struct layout *l, uint8_t *bu
 	    .failed = -1,
 	    .stop_mode = 1,
 	    .stop_sig = -1,
-	    .orig_mask = t->sigmask,
 	    .sigreturn_sp = l->sr_sp,
+	    .mask_addr = l->frame_mask,
 	};
 	rs->sigreturn_sp = l->sr_sp;
+	rs->frame_mask = l->frame_mask;
 	rv_place_stop_signals(ctl);
-	/* The prologue: the thread's sigaltstack settings into the frame
-	 * (rt_sigreturn sets them again), then the mask (also set by us below;
-	 * this copy is for a stub left to run after we are gone). */
-	ctl->ops[0] = (struct rv_op){.kind = RV_OP_SYSCALL,
+	/* The prologue: first every signal blocked, the thread's own mask
+	 * saved into the frame as it goes (a signal that comes before it stops
+	 * the thread for us: run.c, requeue), then the thread's sigaltstack
+	 * settings into the frame (rt_sigreturn sets both again). */
+	ctl->ops[0] =
+	    (struct rv_op){.kind = RV_OP_SYSCALL,
+			   .nr = SYS_rt_sigprocmask,
+			   .ref = -1,
+			   .subst = -1,
+			   .args = {SIG_SETMASK, (int64_t)l->mask_addr, (int64_t)l->frame_mask, 8}};
+	ctl->ops[1] = (struct rv_op){.kind = RV_OP_SYSCALL,
 				     .nr = SYS_sigaltstack,
 				     .ref = -1,
 				     .subst = -1,
 				     .args = {0, (int64_t)l->altstack}};
-	ctl->ops[1] = (struct rv_op){.kind = RV_OP_SYSCALL,
-				     .nr = SYS_rt_sigprocmask,
-				     .ref = -1,
-				     .subst = -1,
-				     .args = {SIG_SETMASK, (int64_t)l->mask_addr, 0, 8}};
 	for (size_t i = 0; i < p->nops; i++) {
 		struct rv_op *op = &ctl->ops[P + i];
 
@@ -180,9 +198,12 @@ static int write_program(struct rv_tracee *t, const struct layout *l, const uint
 	rs->data_low = l->low;
 	rs->data_len = l->len;
 	rs->ctl_addr = l->ctl_addr;
-	/* One block for both (freed as saved_data): one allocation less per
-	 * holder. */
-	rs->saved_data = malloc(l->len + rs->code_len);
+	/* One block for both (freed as saved_data), from the batch's arena
+	 * when it has room. */
+	rs->saved_data = rs->arena ? rv_arena_alloc(rs->arena, l->len + rs->code_len) : NULL;
+	rs->saved_in_arena = rs->saved_data != NULL;
+	if (!rs->saved_data)
+		rs->saved_data = malloc(l->len + rs->code_len);
 	if (!rs->saved_data) {
 		rv_run_uninfect(t);
 		return -ENOMEM;
@@ -237,7 +258,8 @@ int rv_run_infect(struct rv_tracee *t)
 	 * grow and shrink (an mprotect each time) for 1000 holders in a row. */
 	uint8_t fpu[RV_ARCH_FPU_MAX] __attribute__((aligned(64)));
 	/* Every signal blocked while the program runs: no handler runs on the
-	 * stub's registers; the stub unblocks its stop signal at the end. */
+	 * stub's registers; at its end the stub puts the thread's mask back
+	 * (or unblocks only its stop signal). */
 	const uint64_t run_mask = ~0ull;
 	const uint8_t *code;
 	struct layout l;
@@ -272,9 +294,10 @@ int rv_run_infect(struct rv_tracee *t)
 	return 0;
 }
 
-/* The registers that enter the stub, then the mask. From the registers on,
- * the thread can go home by itself. */
-int rv_run_enter(struct rv_tracee *t)
+/* The registers that enter the stub. From then on, the thread can go home
+ * by itself. No PTRACE_SETSIGMASK: the stub's first call blocks every
+ * signal, and one that comes before it is queued again (run.c). */
+int rv_run_enter(struct rv_tracee *t, bool restore)
 {
 	struct rv_run_state *rs = &t->run;
 	pid_t tid = t->inj->tid;
@@ -283,7 +306,10 @@ int rv_run_enter(struct rv_tracee *t)
 
 	rv_sib_enter(t);
 	rv_fault("siblings-entered");
-	rv_arch_enter_stub(&regs, rs->code_addr, rs->entry_sp, rs->ctl_addr);
+	rs->restore = restore;
+	rs->mask_back = false;
+	rv_arch_enter_stub(&regs, rs->code_addr, rs->entry_sp,
+			   rs->ctl_addr | (restore ? RV_STUB_ARG_RESTORE : 0));
 	r = rv_arch_set_regs(tid, &regs);
 	if (r < 0) {
 		rv_sib_cure(t);
@@ -294,16 +320,37 @@ int rv_run_enter(struct rv_tracee *t)
 	rs->entered = true;
 	rs->prepared = false;
 	rv_fault("entered");
-	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(rs->run_mask), &rs->run_mask) < 0) {
-		r = negative_errno();
-		rv_run_cure(t);
-		return r;
-	}
-	rv_fault("masked");
 	return 0;
 }
 
 /* ---- cure ------------------------------------------------------------------ */
+
+/* The thread's own mask back, unless the stub did it (mask_back): known
+ * from the stub's control block, else from the frame, where the program's
+ * first call saved it. */
+static int cure_mask(struct rv_tracee *t)
+{
+	struct rv_run_state *rs = &t->run;
+	uint64_t mask;
+	int r;
+
+	if (rs->mask_back)
+		return 0;
+	if (!t->mask_saved) {
+		r = rv_mem_read(t, rs->frame_mask, &mask, sizeof(mask));
+		if (r < 0)
+			return r;
+		/* Not saved yet: the program's first call never ran, the mask
+		 * is the thread's own still. */
+		if (mask & (1ull << (SIGKILL - 1)))
+			return 0;
+		t->sigmask = mask;
+		t->mask_saved = true;
+	}
+	if (ptrace(PTRACE_SETSIGMASK, t->inj->tid, (void *)sizeof(t->sigmask), &t->sigmask) < 0)
+		return negative_errno();
+	return 0;
+}
 
 int rv_run_cure(struct rv_tracee *t)
 {
@@ -321,8 +368,7 @@ int rv_run_cure(struct rv_tracee *t)
 		return -EBUSY;
 	/* The mask first: if we die before the registers, the thread is still
 	 * in the stub, which takes it home with the frame. */
-	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(t->sigmask), &t->sigmask) < 0)
-		r = negative_errno();
+	r = cure_mask(t);
 	rv_fault("cure-mask");
 	regs = t->saved;
 	if (t->rseq_abort)
@@ -362,7 +408,7 @@ int rv_run_prepare(struct rv_tracee *t)
 		struct rv_thread *th = &t->threads[i], *was = t->inj;
 		struct rv_regs saved = t->saved;
 		uint64_t mask = t->sigmask;
-		bool compat = t->compat;
+		bool mask_saved = t->mask_saved, compat = t->compat;
 
 		if (th == was || th->gone || !th->stopped)
 			continue;
@@ -371,6 +417,7 @@ int rv_run_prepare(struct rv_tracee *t)
 			t->inj = was;
 			t->saved = saved;
 			t->sigmask = mask;
+			t->mask_saved = mask_saved;
 			t->compat = compat;
 			t->in_syscall = rv_arch_syscall_nr(&saved) >= 0;
 			rv_run_check_rseq(t);

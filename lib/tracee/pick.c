@@ -83,7 +83,6 @@ void rv_run_check_rseq(struct rv_tracee *t)
 int rv_run_pick(struct rv_tracee *t, struct rv_thread *th)
 {
 	struct rv_regs regs;
-	uint64_t mask;
 	int r;
 
 	r = rv_arch_get_regs(th->tid, &regs);
@@ -104,12 +103,12 @@ int rv_run_pick(struct rv_tracee *t, struct rv_thread *th)
 			 "32-bit code with its stack above 4 GiB (a 64-bit process)");
 		return -EOPNOTSUPP;
 	}
-	if (ptrace(PTRACE_GETSIGMASK, th->tid, (void *)sizeof(mask), &mask) < 0)
-		return negative_errno();
 	t->inj = th;
 	t->saved = regs;
-	t->sigmask = mask;
-	t->mask_saved = true;
+	/* Its mask is saved by the stub's first call, into the frame
+	 * (infect.c): one ptrace call less per holder. */
+	t->sigmask = 0;
+	t->mask_saved = false;
 	t->in_syscall = rv_arch_syscall_nr(&regs) >= 0;
 	t->compat = !rv_arch_is_native(&regs);
 	t->where = AT_SIGNAL_STOP;

@@ -7,10 +7,14 @@
  *
  * The program ends with the stop signal, whose delivery stops the thread for
  * us inside get_signal(): one stop for the whole program. There we read the
- * results and cure: the original mask first, then the original registers
- * (a thread stopped inside a syscall is restarted by the kernel itself as
- * the stop is left, with its restart block intact: no EINTR, no early wake),
- * then the code and the stack bytes. The signal is discarded as we go on.
+ * results and cure: the original mask (which the stub puts back itself when
+ * the thread is released right after: rv_run_state.restore), then the
+ * original registers (a thread stopped inside a syscall is restarted by the
+ * kernel itself as the stop is left, with its restart block intact: no
+ * EINTR, no early wake), then the code and the stack bytes. The signal is
+ * discarded as we go on; a signal of the holder's own that the stub's mask
+ * held back, and that stops the thread before the stub's signal does, is
+ * that stop, and is handed on as we let go.
  * Where no signal qualifies (place.c), the thread is stepped from syscall
  * to syscall (PTRACE_SYSCALL) until the program's end marker.
  */
@@ -165,19 +169,21 @@ static int reenter_feed(struct rv_tracee *t, int status)
 }
 
 /* The program is over and the thread at a stop in get_signal: read the
- * results (unless the caller just did: CTL, at the stub's stop signal),
- * then cure. */
-static int finish(struct rv_tracee *t, struct rv_stub_ctl *ctl_read)
+ * results (unless the caller just did: CTL, at the stub's stop signal or at
+ * DELIVER, a signal of the holder's own to hand on as we let go), then
+ * cure. */
+static int finish(struct rv_tracee *t, struct rv_stub_ctl *ctl_read, int deliver)
 {
 	struct rv_run_state *rs = &t->run;
 	struct rv_prog *p = rs->prog;
 	const size_t P = 2;
 	_cleanup_free_ struct rv_stub_ctl *ctl = ctl_read;
-	bool at_stop_signal = ctl_read != NULL;
+	bool at_stop_signal = ctl_read != NULL && !deliver;
 	int r = 0;
 
 	t->where = AT_SIGNAL_STOP;
 	t->inj->awaited = false;
+	t->inj->detach_sig = deliver;
 	rv_fault("stopped");
 	if (!ctl)
 		r = read_ctl(t, &ctl);
@@ -190,6 +196,12 @@ static int finish(struct rv_tracee *t, struct rv_stub_ctl *ctl_read)
 		}
 		p->failed = ctl->failed >= (int)P ? ctl->failed - (int)P : ctl->failed;
 		p->done = true;
+		/* The stub read the thread's mask from the frame; it put it
+		 * back before it chose (stop_sig) or before a signal of the
+		 * holder's could get through. */
+		t->sigmask = ctl->orig_mask;
+		t->mask_saved = true;
+		rs->mask_back = rs->restore && (ctl->stop_sig >= 0 || deliver);
 	}
 	if (r == 0 && at_stop_signal && wants_reentry(t))
 		return reenter_start(t);
@@ -229,6 +241,7 @@ static int run_start(struct rv_tracee *t)
 
 	rs->ending = false;
 	rs->reentering = false;
+	rs->end_seen = false;
 	rs->started_ns = rv_now_ns();
 	rs->run_deadline = rv_stop_deadline(t->deadline_ns);
 	if (!rs->prog)
@@ -238,10 +251,57 @@ static int run_start(struct rv_tracee *t)
 		if (r < 0)
 			return r;
 	}
-	r = rv_run_enter(t);
+	/* The stub puts the mask back itself when the thread is let go right
+	 * after its program: a call less. Not when it stays stopped (another
+	 * program, a hang-up to wait for), when a group-stop or siblings are
+	 * to be put back as they were, or on the way back into its call. */
+	r = rv_run_enter(t, t->release_when_done && t->last_program && !t->group_stopped &&
+				!rs->nsibs && !wants_reentry(t));
 	if (r < 0)
 		return r;
 	return resume(t, 0);
+}
+
+/* A signal the kernel forces on a fault of the code it stopped in. */
+static bool fault_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+	       sig == SIGTRAP || sig == SIGSYS;
+}
+
+/*
+ * SIG stopped the thread on its way into the stub, before the stub's first
+ * call blocked every signal (it was pending, or came just then). It must not
+ * reach a handler on the stub's registers: the thread's own mask goes into
+ * the frame (the first call then saves nothing), every signal is blocked,
+ * and SIG, handed back, is queued again by the kernel (ptrace_signal() of a
+ * blocked signal), its siginfo kept. Rare: three ptrace calls.
+ */
+static int requeue(struct rv_tracee *t, int sig)
+{
+	struct rv_run_state *rs = &t->run;
+	pid_t tid = t->inj->tid;
+	const int64_t none = 0;
+	uint64_t mask;
+	int r;
+
+	if (ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(mask), &mask) < 0)
+		return t->broken = negative_errno();
+	/* In this order: if we die in between, the stub's first call sets
+	 * the mask and the frame has the thread's own. */
+	r = rv_mem_write(t, rs->frame_mask, &mask, sizeof(mask));
+	if (r == 0)
+		r = rv_mem_write(t,
+				 rs->ctl_addr + offsetof(struct rv_stub_ctl, ops) +
+				     offsetof(struct rv_op, args) + 2 * sizeof(int64_t),
+				 &none, sizeof(none));
+	if (r < 0)
+		return t->broken = r;
+	t->sigmask = mask;
+	t->mask_saved = true;
+	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(rs->run_mask), &rs->run_mask) < 0)
+		return t->broken = negative_errno();
+	return resume(t, sig);
 }
 
 static int run_feed(struct rv_tracee *t, struct rv_thread *th, int status)
@@ -269,19 +329,28 @@ static int run_feed(struct rv_tracee *t, struct rv_thread *th, int status)
 		if (rv_is_stop_sig(sig))
 			t->group_stopped = true;
 		if (rs->ending)
-			return finish(t, NULL);
+			return finish(t, NULL, 0);
 		return resume(t, 0); /* a group-stop on the way: go on */
 	}
 	t->where = AT_SIGNAL_STOP;
-	if (ev == 0 && !rv_is_stop_sig(sig)) {
+	if (ev == 0) {
 		struct rv_stub_ctl *ctl = NULL;
 
 		/* The stub's stop signal once its program is over; a copy from
 		 * elsewhere of the same signal is ignored by the holder anyway.
 		 * The whole block at once: it has the results too. */
 		if (read_ctl(t, &ctl) == 0) {
-			if (ctl->done && ctl->stop_sig == sig)
-				return finish(t, ctl);
+			if (ctl->done && ctl->stop_sig == sig && !rv_is_stop_sig(sig))
+				return finish(t, ctl, 0);
+			/* The stub put the mask back: the holder's own signal
+			 * (SIGSTOP is never blocked: not a sign of that). */
+			if (ctl->done && rs->restore && sig != SIGSTOP)
+				return finish(t, ctl, sig);
+			/* Before the stub's first call blocked them all. */
+			if (!ctl->done && ctl->ran == 0 && sig != SIGSTOP && !fault_signal(sig)) {
+				free(ctl);
+				return requeue(t, sig);
+			}
 			free(ctl);
 		}
 	}
@@ -292,7 +361,7 @@ static int run_feed(struct rv_tracee *t, struct rv_thread *th, int status)
 	 * signal is discarded as it goes on. */
 	snprintf(rs->why, sizeof(rs->why), "the cut's code faulted in thread %d (signal %d)",
 		 th->tid, sig);
-	finish(t, NULL);
+	finish(t, NULL, 0);
 	return -EFAULT;
 }
 
@@ -336,11 +405,16 @@ static int run_poll(struct rv_tracee *t, bool *progress)
 		int32_t stop_mode, stop_sig;
 	} end;
 
-	if (t->where != RUNNING || rs->ending || rv_now_ns() - rs->started_ns < 2000000)
+	if (t->where != RUNNING || rs->ending || rs->end_seen ||
+	    rv_now_ns() - rs->started_ns < 2000000)
 		return 1;
 	if (rv_mem_read(t, rs->ctl_addr + offsetof(struct rv_stub_ctl, done), &end, sizeof(end)) <
 		0 ||
-	    !end.done || end.stop_sig != 0)
+	    !end.done || end.stop_sig < 0)
+		return 1;
+	/* A stop signal is on its way: its stop will come, nothing to poll. */
+	rs->end_seen = end.stop_sig > 0;
+	if (end.stop_sig != 0)
 		return 1;
 	if (ptrace(PTRACE_INTERRUPT, t->inj->tid, NULL, NULL) < 0)
 		return t->broken = negative_errno();
@@ -364,6 +438,7 @@ const struct rv_phase rv_phase_run = {
 
 struct prepare_args {
 	struct rv_prog **progs;
+	struct rv_arena *arena;
 	int *ret;
 };
 
@@ -377,6 +452,7 @@ static void prepare_mine(struct rv_tracee **ts, size_t n, void *arg)
 		if (!rv_tracee_mine(ts[i]) || !a->progs[i])
 			continue;
 		ts[i]->run.prog = a->progs[i];
+		rv_run_use_arena(ts[i], a->arena);
 		r = rv_run_prepare(ts[i]);
 		if (r < 0)
 			ts[i]->run.prog = NULL;
@@ -388,10 +464,18 @@ static void prepare_mine(struct rv_tracee **ts, size_t n, void *arg)
 int rv_tracees_prepare(struct rv_tracee **ts, struct rv_prog **progs, size_t n, int *ret)
 {
 	struct prepare_args a = {.progs = progs, .ret = ret};
+	size_t size = 0;
 
 	for (size_t i = 0; ret && i < n; i++)
 		ret[i] = 0;
+	/* One arena for every owner's holders (its allocations are atomic). */
+	for (size_t i = 0; i < n; i++)
+		if (ts[i] && progs[i])
+			size += rv_run_bound(ts[i], progs[i]);
+	if (size)
+		a.arena = rv_arena_new(size);
 	rv_pool_dispatch(ts, n, prepare_mine, &a);
+	rv_arena_put(a.arena);
 	return 0;
 }
 

@@ -404,7 +404,7 @@ void rv_tracee_free(struct rv_tracee *t)
 {
 	if (!t)
 		return;
-	free(t->run.saved_data); /* saved_code is in the same block */
+	rv_run_forget(t);
 	for (size_t i = 0; i < t->run.nsibs; i++)
 		free(t->run.sibs[i].saved_data);
 	free(t->run.sibs);

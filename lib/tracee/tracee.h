@@ -10,6 +10,7 @@
  *   place.c   where the stub's code and the program's memory go in the holder
  *   mem.c     reading and writing the holder's memory
  *   batch.c   the one loop that drives many tracees through a phase at once
+ *   arena.c   one block for what every holder of a batch keeps meanwhile
  *
  * A tracee moves STOPPING -> STOPPED -> RUNNING -> STOPPED ... -> released.
  * Every phase is a small state machine (start, feed one wait status, timeout)
@@ -71,7 +72,9 @@ struct rv_run_state {
 	uint8_t *saved_data; /* what was there before */
 	uint64_t code_addr;
 	size_t code_len;
-	uint8_t *saved_code; /* in saved_data's block, after its data_len bytes */
+	uint8_t *saved_code;	/* in saved_data's block, after its data_len bytes */
+	struct rv_arena *arena; /* where saved_data comes from, if it fits (a reference) */
+	bool saved_in_arena;
 	bool code_written, data_written;
 	bool prepared; /* everything is in the holder's memory, nothing runs it yet */
 	bool entered;  /* registers point into the stub */
@@ -80,6 +83,10 @@ struct rv_run_state {
 	bool ending;	       /* no stop signal: interrupted once its program was over */
 	bool reentering;       /* on its way to its own call (rv_arch_reenter_syscall) */
 	uint64_t sigreturn_sp; /* the frame's address */
+	uint64_t frame_mask;   /* the frame's mask word (rv_arch_frame_mask) */
+	bool restore;	       /* the stub puts the mask back itself (RV_STUB_ARG_RESTORE) */
+	bool mask_back;	       /* ... and it did: the cure sets only the registers */
+	bool end_seen;	       /* the stub chose its stop signal: no more polling */
 	uint64_t started_ns;
 	uint64_t run_deadline;
 	char why[128];		 /* why the program could not run or finish */
@@ -98,8 +105,8 @@ struct rv_tracee {
 	size_t n, cap;
 	struct rv_thread *inj; /* the thread that runs our programs */
 	struct rv_regs saved;  /* its registers when it stopped */
-	uint64_t sigmask;      /* its signal mask when it stopped */
-	bool mask_saved;
+	uint64_t sigmask;      /* its signal mask when it stopped, once known (mask_saved): */
+	bool mask_saved;       /* the stub saves it (stub-abi.h, mask_addr), not ptrace */
 	bool in_syscall;
 	bool compat; /* the injecting thread runs the compat ABI (a 32-bit holder) */
 	int where;
@@ -279,7 +286,30 @@ void rv_fault(const char *point);
 
 extern const struct rv_phase rv_phase_run;
 extern const struct rv_phase rv_phase_release;
-/* ---- infect.c ---------------------------------------------------------- */
+/* ---- arena.c, infect.c ------------------------------------------------- */
+
+/*
+ * What each holder of a batch keeps while its program is in place (the bytes
+ * the program covers, to put back) comes from one mapping sized from the
+ * programs before the first is placed: no allocation per holder (malloc grew
+ * the engine thread's heap an mprotect at a time). A block that does not
+ * fit is malloc'ed. Freed with the last reference (the creator's, and one per
+ * tracee given it).
+ */
+struct rv_arena;
+/* An arena of SIZE bytes, or NULL (then every block is malloc'ed). */
+struct rv_arena *rv_arena_new(size_t size);
+void rv_arena_put(struct rv_arena *a);
+/* LEN bytes of A, or NULL when it is full. */
+void *rv_arena_alloc(struct rv_arena *a, size_t len);
+/* The most rv_run_infect() of P in T takes from an arena. */
+size_t rv_run_bound(const struct rv_tracee *t, const struct rv_prog *p);
+/* T takes its blocks from A (a reference of its own; NULL: malloc). */
+void rv_run_use_arena(struct rv_tracee *t, struct rv_arena *a);
+/* Frees the saved bytes (saved_data, saved_code), wherever they are. */
+void rv_run_free_saved(struct rv_run_state *rs);
+/* ... and drops the arena (rv_tracee_free). */
+void rv_run_forget(struct rv_tracee *t);
 
 /* Everything T's program needs in the holder's memory, nothing runs it yet:
  * 0, or -errno with nothing changed in the holder (rs->why says why). */
@@ -289,9 +319,10 @@ void rv_run_uninfect(struct rv_tracee *t);
 /* rv_run_infect() of T's program; with another thread of the holder when
  * the first has no room on its stack. */
 int rv_run_prepare(struct rv_tracee *t);
-/* The registers that enter the stub, then the mask: from the registers on,
- * the thread can go home by itself. */
-int rv_run_enter(struct rv_tracee *t);
+/* The registers that enter the stub (the stub blocks every signal itself):
+ * from then on, the thread can go home by itself. RESTORE: the stub puts the
+ * thread's mask back once the program is over (rv_run_state.restore). */
+int rv_run_enter(struct rv_tracee *t, bool restore);
 /* Restore the injecting thread at once (registers, mask, memory) when it is
  * at a stop: used on every path that gives up on a program. */
 int rv_run_cure(struct rv_tracee *t);

@@ -406,7 +406,6 @@ static const struct point_row {
     {{"tracer_alive", 30}, NULL, true, run_point},
     {{"killed_prepared", 30}, "prepared", false, run_point},
     {{"killed_entered", 30}, "entered", true, run_point},
-    {{"killed_masked", 30}, "masked", true, run_point},
     {{"killed_running", 30}, "running", true, run_point},
     {{"killed_stopped", 30}, "stopped", true, run_point},
     {{"killed_cure_mask", 30}, "cure-mask", true, run_cure_point},

@@ -326,7 +326,6 @@ static const struct point_row {
     {{"killed_prepared", 60}, "prepared", false},
     {{"killed_siblings_entered", 60}, "siblings-entered", false},
     {{"killed_entered", 60}, "entered", true},
-    {{"killed_masked", 60}, "masked", true},
     {{"killed_running", 60}, "running", true},
     {{"killed_stopped", 60}, "stopped", true},
     {{"killed_cure_mask", 60}, "cure-mask", true},
