@@ -76,6 +76,7 @@ struct rv_holder {
 	int seccomp;	       /* Seccomp: from status */
 	pid_t tracer;	       /* TracerPid: from status */
 	char state;	       /* State: letter from status ('T' stopped, 'D'...) */
+	pid_t nspid;	       /* its pid in its own pid namespace (NSpid:'s last), 0 if unknown */
 	uint64_t vdso;	       /* its vDSO's address as the scan saw it, or 0 */
 	unsigned int pf_flags; /* the leader's PF_* flags, when have_pf_flags */
 	bool have_pf_flags;

@@ -51,13 +51,45 @@ static int cmp_holder_pid(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+struct pid_pair {
+	pid_t pid, nspid;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct pid_pair *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Each holder's pid in its own namespace, in the report's (pid) order, from
+ * PAIRS (what the scan saw, in any order): or else (a holder no scan
+ * described) from its status now; 0 for one gone meanwhile. */
+static void fill_nspids(struct pid_pair *pairs, struct revoke_report *rep)
+{
+	if (rep->nholders > 1)
+		qsort(pairs, rep->nholders, sizeof(*pairs), cmp_pair);
+	for (size_t i = 0; i < rep->nholders; i++) {
+		struct rv_proc_status st;
+
+		rep->holder_nspids[i] = pairs[i].nspid;
+		if (!pairs[i].nspid && rep->holders[i].pid > 0 &&
+		    rv_proc_status_of(rep->holders[i].pid, &st) == 0)
+			rep->holder_nspids[i] = st.nspid_inner;
+	}
+}
+
 int rv_plan_report(struct rv_run *run, int error, struct revoke_report **ret)
 {
+	_cleanup_free_ struct pid_pair *pairs = NULL;
 	struct revoke_report *rep;
 	size_t n = 0;
 
 	rv_run_step(run, REVOKE_STEP_REPORT);
 	if (run->others.n && rv_holders_merge(&run->holders, &run->others) < 0)
+		return -ENOMEM;
+	pairs = calloc(run->holders.n + 1, sizeof(*pairs));
+	if (!pairs)
 		return -ENOMEM;
 	rep = rv_report_new(run->ntargets, run->holders.n);
 	if (!rep)
@@ -83,6 +115,7 @@ int rv_plan_report(struct rv_run *run, int error, struct revoke_report **ret)
 			h->pub.error = EACCES;
 			rep->nuninspected++;
 		}
+		pairs[n] = (struct pid_pair){h->pub.pid, h->nspid};
 		rep->holders[n++] = h->pub;
 		h->pub.refs = NULL;
 		h->pub.nrefs = 0;
@@ -91,14 +124,7 @@ int rv_plan_report(struct rv_run *run, int error, struct revoke_report **ret)
 	/* Holders found by a rescan were appended. */
 	if (n > 1)
 		qsort(rep->holders, n, sizeof(*rep->holders), cmp_holder_pid);
-	for (size_t i = 0; i < n; i++) {
-		struct rv_proc_status st;
-
-		/* Read now, not at scan time: BPF discovery reads no status. A
-		 * holder gone meanwhile has none (0). */
-		if (rep->holders[i].pid > 0 && rv_proc_status_of(rep->holders[i].pid, &st) == 0)
-			rep->holder_nspids[i] = st.nspid_inner;
-	}
+	fill_nspids(pairs, rep);
 	rep->engine = run->engine;
 	rep->discovery = run->discovery;
 	rep->error = error < 0 ? -error : 0;
@@ -234,6 +260,12 @@ static int scan_holders(struct rv_run *run, bool ptrace_cut)
 	 * the first scan only needs to say who holds what. */
 	if (ptrace_cut && !(run->req.flags & REVOKE_RECHECK))
 		so.flags |= RV_SCAN_NO_FDINFO; /* a recheck needs each descriptor's mode */
+	/* A plain listing reads nothing of the holders after the scan: a pidfd
+	 * each (two syscalls, a tenth of a BPF listing) would guard nothing.
+	 * A selection, a description or a recheck reads /proc by pid. */
+	if ((run->req.flags & REVOKE_LIST_ONLY) && !rv_request_selects(&run->req) &&
+	    !(run->req.flags & (REVOKE_DESCRIPTION | REVOKE_RECHECK)))
+		so.flags |= RV_SCAN_NO_PIDFD;
 	r = rv_scan(run->targets, run->ntargets, &so, &run->holders);
 	if (r == -ETIMEDOUT)
 		rv_run_fail(run, RV_PH_SCAN, 0, "");

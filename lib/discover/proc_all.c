@@ -43,6 +43,7 @@ static int add_uninspected(struct scan_worker *w, pid_t pid, const struct rv_pro
 	snprintf(h->pub.reason, sizeof(h->pub.reason),
 		 "cannot inspect its descriptors: not permitted");
 	h->state = status.state;
+	h->nspid = status.nspid_inner;
 	return 0;
 }
 
@@ -91,6 +92,7 @@ static int scan_new(struct scan_worker *w, pid_t pid)
 	h->seccomp = status.seccomp;
 	h->tracer = status.tracer;
 	h->state = status.state;
+	h->nspid = status.nspid_inner;
 	h->pf_flags = st.flags;
 	h->have_pf_flags = true;
 	return 0;

@@ -246,18 +246,18 @@ static const char *cmp_holders(const struct rv_holders *a, const struct rv_holde
 		if (x->pub.pid != y->pub.pid || x->pub.uid != y->pub.uid ||
 		    strcmp(x->pub.comm, y->pub.comm) != 0 || x->self != y->self ||
 		    x->zombie_leader != y->zombie_leader || x->seccomp != y->seccomp ||
-		    x->tracer != y->tracer || x->state != y->state ||
+		    x->tracer != y->tracer || x->state != y->state || x->nspid != y->nspid ||
 		    x->pub.nrefs != y->pub.nrefs ||
 		    (cmp_pidfds && (x->pidfd < 0) != (y->pidfd < 0))) {
 			snprintf(
 			    why, size,
 			    "holder %zu: /proc pid %d uid %u comm %s self %d zl %d sc %d tr %d "
-			    "st %c nrefs %zu; BPF pid %d uid %u comm %s self %d zl %d sc %d "
-			    "tr %d st %c nrefs %zu",
+			    "st %c nspid %d nrefs %zu; BPF pid %d uid %u comm %s self %d zl %d "
+			    "sc %d tr %d st %c nspid %d nrefs %zu",
 			    i, x->pub.pid, x->pub.uid, x->pub.comm, x->self, x->zombie_leader,
-			    x->seccomp, x->tracer, x->state, x->pub.nrefs, y->pub.pid, y->pub.uid,
-			    y->pub.comm, y->self, y->zombie_leader, y->seccomp, y->tracer, y->state,
-			    y->pub.nrefs);
+			    x->seccomp, x->tracer, x->state, x->nspid, x->pub.nrefs, y->pub.pid,
+			    y->pub.uid, y->pub.comm, y->self, y->zombie_leader, y->seccomp,
+			    y->tracer, y->state, y->nspid, y->pub.nrefs);
 			return why;
 		}
 		for (size_t k = 0; k < x->pub.nrefs; k++) {
@@ -521,6 +521,68 @@ static void test_many(void)
 	cleanup_files();
 }
 
+/* A holder that is pid 1 of a pid namespace of its own: both scanners say
+ * so (the report's NSPID column), BPF from the kernel's struct pid (before,
+ * the report read every holder's status for it). */
+static void test_nspid(void)
+{
+	struct rv_holders proc = {0}, bpf = {0};
+	struct rv_target t = {0};
+	const struct rv_holder *h;
+	pid_t mid, inner = 0;
+	int p[2];
+
+	setup_files();
+	target_of(file_path, &t);
+	require_bpf(&t); /* and root, who may make a pid namespace */
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %s", strerror(errno));
+	mid = test_fork();
+	CHECK(mid >= 0, "fork: %s", strerror(errno));
+	if (mid == 0) {
+		int q[2];
+		pid_t pid;
+		char c;
+
+		if (pipe2(q, O_CLOEXEC) < 0)
+			_exit(1);
+		if (unshare(CLONE_NEWPID) < 0) { /* 0: no pid namespace for us */
+			pid = 0;
+			_exit(write(p[1], &pid, sizeof(pid)) == sizeof(pid) ? 0 : 1);
+		}
+		pid = test_fork();
+		if (pid == 0) {
+			if (open(file_path, O_RDONLY) < 0 || write(q[1], "x", 1) != 1)
+				_exit(1);
+			for (;;)
+				pause();
+		}
+		close(q[1]);
+		/* Its pid out here, once it holds the file. */
+		if (pid < 0 || read(q[0], &c, 1) != 1 ||
+		    write(p[1], &pid, sizeof(pid)) != sizeof(pid))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	CHECK(read(p[0], &inner, sizeof(inner)) == sizeof(inner),
+	      "the victim in a pid namespace of its own did not start");
+	close(p[0]);
+	if (inner == 0) {
+		waitpid(mid, NULL, 0);
+		SKIP("cannot make a pid namespace (unshare: CAP_SYS_ADMIN)");
+	}
+	wait_settled(inner);
+	scan_both(&t, 1, &t.path_fd, 1, &proc, &bpf);
+	h = find(&bpf, inner);
+	CHECK(h && h->nspid == 1, "pid %d: nspid %d, 1 expected", inner, h ? h->nspid : -1);
+	kill(mid, SIGKILL);
+	waitpid(mid, NULL, 0);
+	rv_holders_free(&proc);
+	rv_holders_free(&bpf);
+	cleanup_files();
+}
+
 /* A file nobody holds: empty lists (no qsort or memcpy of a NULL array,
  * which UBSan reports with UBSAN_OPTIONS=halt_on_error=1). */
 static void test_no_holders(void)
@@ -688,4 +750,4 @@ static void test_overlayfs(void)
 
 TEST_MAIN("unit-bpf", {"same_holders", test_same_holders, 60}, {"many", test_many, 60},
 	  {"overlayfs", test_overlayfs, 60}, {"rlimit_nofile", test_rlimit_nofile, 60},
-	  {"no_holders", test_no_holders, 30}, {"mount", test_mount, 60})
+	  {"no_holders", test_no_holders, 30}, {"mount", test_mount, 60}, {"nspid", test_nspid, 30})

@@ -2,23 +2,24 @@
 /*
  * rv_scan_bpf: the holders of the targets through three BPF iterators
  * (revoke.bpf.c): task_file (descriptors), task_vma (mappings) and task
- * (cwd, root, exe, and each holder's identity). One read() pass over each
- * iterator replaces the /proc scanner's open+statx per fd; its results are
- * the same (tests/unit/test-unit-bpf.c checks that on one load):
+ * (cwd, root, exe), each sending a holder's identity the first time one
+ * finds it. One read() pass over each iterator (load.c) replaces the /proc
+ * scanner's open+statx per fd; its results are the same
+ * (tests/unit/test-unit-bpf.c checks that on one load):
  *  - fd_flags/open_flags as fdinfo "flags:" shows them (f_flags, plus
  *    O_CLOEXEC when the fdtable's close_on_exec bit is set), offset f_pos;
  *  - mappings as /proc/PID/maps shows them (prot from VM_READ/WRITE/EXEC,
  *    MAP_SHARED iff VM_MAYSHARE, offset = vm_pgoff pages);
  *  - a thread group whose leader exited is seen through its first live
  *    thread, as the /proc scanner does through /proc/PID/task/TID;
- *  - uid, comm, seccomp, tracer and state from the leader, as in
- *    /proc/PID/status and stat.
+ *  - uid, comm, seccomp, tracer, state and the pid in its own namespace
+ *    from the leader, as in /proc/PID/status and stat.
  * io_uring fixed files and SCM_RIGHTS fds in flight are in no fd table: the
  * fd iterator flags the processes that have a ring or a unix socket with fds
  * queued, and only those are looked at through /proc (rv_scan_proc_pid).
  *
  * The fd fields come with the records, so RV_SCAN_NO_FDINFO changes nothing
- * here. Holders whose identity the task pass did not deliver (more than
+ * here. Holders whose identity no pass delivered (more than
  * RV_BPF_MAX_HOLDERS) get it from /proc/PID/stat and status.
  *
  * Matching compares the kernel's (i_sb->s_dev, i_ino) with the target's
@@ -27,9 +28,7 @@
  * process, are looked for in the fd pass: if one is missing, the identities
  * differ and the scan gives way to /proc (-EOPNOTSUPP).
  *
- * The programs come as a light skeleton (bpftool gen skeleton -L): the
- * kernel applies the CO-RE relocations, so neither libbpf nor the vmlinux
- * BTF is loaded into the caller (peak RSS stays a few MiB). That needs BTF,
+ * The programs come as a light skeleton (load.c). That needs BTF,
  * BPF_PROG_TYPE_SYSCALL with in-kernel CO-RE (5.17), the task, task_file and
  * task_vma iterators, and a caller allowed to load tracing programs (CAP_BPF
  * + CAP_PERFMON, or CAP_SYS_ADMIN; no lockdown in confidentiality mode).
@@ -38,38 +37,24 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/types.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <sys/sysmacros.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "records.h"
+#include "load.h"
 #include "discover/proc.h"
-#include "kinds/target.h"
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#include "revoke.lskel.h"
 #include "kinds/refkind.h"
-#pragma GCC diagnostic pop
+#include "kinds/target.h"
 
 #define VM_READ	    0x1UL
 #define VM_WRITE    0x2UL
 #define VM_EXEC	    0x4UL
 #define VM_MAYSHARE 0x80UL
 
-enum { PASS_FILE, PASS_VMA, PASS_TASK, NPASS };
-
 /* Per new holder: which thread each pass took its records from. */
 struct bpf_holder {
-	pid_t tid[NPASS];
+	pid_t tid[RV_BPF_NPASS];
 	bool info;
 	bool candidate;
 	bool rescan;	       /* a target may be behind a file the iterators cannot tell */
@@ -278,48 +263,6 @@ static void fill_ref(const struct bpf_scan *s, const struct rv_bpf_rec *rec, uns
 	}
 }
 
-/* Runs the iterator behind LINK_FD and feeds its records to add_record. */
-static int run_iter(struct bpf_scan *s, int pass, int link_fd, char *buf, size_t size)
-{
-	union bpf_attr attr;
-	_cleanup_close_ int fd = -1;
-	size_t have = 0;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.iter_create.link_fd = (__u32)link_fd;
-	fd = (int)syscall(SYS_bpf, BPF_ITER_CREATE, &attr, sizeof(attr));
-	if (fd < 0)
-		return negative_errno();
-	for (;;) {
-		ssize_t n;
-		size_t off = 0;
-
-		if (s->opts && s->opts->deadline_ns && rv_now_ns() > s->opts->deadline_ns)
-			return -ETIMEDOUT;
-		n = read(fd, buf + have, size - have);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return negative_errno();
-		}
-		if (n == 0)
-			break;
-		have += (size_t)n;
-		for (; have - off >= sizeof(struct rv_bpf_rec); off += sizeof(struct rv_bpf_rec)) {
-			struct rv_bpf_rec rec;
-			int r;
-
-			memcpy(&rec, buf + off, sizeof(rec));
-			r = add_record(s, pass, &rec);
-			if (r < 0)
-				return r;
-		}
-		memmove(buf, buf + off, have - off);
-		have -= off;
-	}
-	return have ? -EIO : 0;
-}
-
 /* For processes the iterators did not describe (the holders map was full,
  * or a process found through /proc only): the /proc scanner's sources. */
 static int info_from_proc(const struct rv_scan_opts *opts, struct rv_holder *h)
@@ -352,6 +295,7 @@ static int info_from_proc(const struct rv_scan_opts *opts, struct rv_holder *h)
 	h->seccomp = status.seccomp;
 	h->tracer = status.tracer;
 	h->state = status.state;
+	h->nspid = status.nspid_inner;
 	return 0;
 }
 
@@ -426,12 +370,18 @@ static int finish_holders(struct bpf_scan *s)
 		}
 		if (h->pub.nrefs == 0)
 			goto drop;
-		if (b->info) {
+		h->self = h->pub.pid == s->self;
+		/* Ourselves: the record has our leader's state when a pass
+		 * found us, running or waiting for the other pass's thread; read
+		 * from here, as the /proc scanner reads it, it does not depend
+		 * on that. */
+		if (b->info && !h->self) {
 			h->pub.uid = b->rec.uid;
 			snprintf(h->pub.comm, sizeof(h->pub.comm), "%.16s", b->rec.comm);
 			h->seccomp = b->rec.seccomp;
 			h->tracer = b->rec.tracer;
 			h->state = state_letter(b->rec.state, b->rec.exit_state);
+			h->nspid = b->rec.nspid;
 			h->zombie_leader = b->rec.exit_state != 0;
 			h->vdso = b->rec.start;
 			h->pf_flags = (unsigned int)b->rec.flags;
@@ -444,7 +394,6 @@ static int finish_holders(struct bpf_scan *s)
 				return r;
 			h->zombie_leader = h->state == 'Z' || h->state == 'X';
 		}
-		h->self = h->pub.pid == s->self;
 		r = s->opts && (s->opts->flags & RV_SCAN_NO_PIDFD)
 			? 0
 			: rv_holder_pidfd(h->pub.pid, &h->pidfd, &pidfd_max);
@@ -471,193 +420,20 @@ static int move_holders(struct bpf_scan *s, struct rv_holders *ret)
 	return rv_holders_merge(ret, &s->hs);
 }
 
-/*
- * FMODE_BACKING of the running kernel, which only include/linux/fs.h knows:
- * 1 << 25 from 6.5 (backing files appeared), 1 << 24 since 6.14. It matters
- * from 6.8 on, where a backing file's f_path is the real file. 0 (unknown)
- * on kernels newer than the last one this was checked on, and on older ones,
- * which have no user_path unless something was backported. Unknown, or
- * wrong, costs speed only: the iterators then have /proc read a process
- * that may map a target through an unrecognised backing file.
- */
-static unsigned int fmode_backing(void)
+static int sink(void *arg, int pass, const struct rv_bpf_rec *rec)
 {
-	struct utsname u;
-	unsigned int major = 0, minor = 0;
-
-	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
-		return 0;
-	if (major != 6 || minor < 5 || minor > 18)
-		return 0;
-	return minor >= 14 ? 1u << 24 : 1u << 25;
-}
-
-static int load_error(int r)
-{
-	/* EPERM: no CAP_BPF/CAP_PERFMON, lockdown, or a LSM said no. Anything
-	 * else (EACCES or EINVAL from the verifier of an older kernel, ENOENT
-	 * for a missing BTF type, E2BIG...) means this kernel cannot run the
-	 * programs. Either way rv_scan falls back to /proc. */
-	return r == -EPERM ? -EPERM : -EOPNOTSUPP;
-}
-
-/* The loaded programs, attached, with the targets in their map. */
-struct rv_bpf {
-	struct revoke_bpf *skel;
-	int link_fds[NPASS];
-};
-
-void rv_bpf_free(struct rv_bpf *b)
-{
-	if (!b)
-		return;
-	revoke_bpf__destroy(b->skel);
-	free(b);
-}
-
-static int bpf_load(const struct rv_target *targets, size_t ntargets, struct rv_bpf **ret)
-{
-	struct rv_bpf *b;
-	int r;
-
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	/* BPF_PROG_LOAD fails now and then with EAGAIN while tasks fork and
-	 * exit around it (seen: 2 loads in 60 of holders_exit_during); libbpf
-	 * tries 5 times, the light skeleton's loader not at all. */
-	for (int attempt = 0; attempt < 5; attempt++) {
-		b->skel = revoke_bpf__open();
-		if (!b->skel) {
-			free(b);
-			return -ENOMEM;
-		}
-		b->skel->rodata->fmode_backing = fmode_backing();
-		b->skel->rodata->by_mount = rv_targets_have_mount(targets, ntargets);
-		r = revoke_bpf__load(b->skel);
-		if (r != -EAGAIN)
-			break;
-		revoke_bpf__destroy(b->skel);
-		b->skel = NULL;
-	}
-	if (r < 0) {
-		r = load_error(r);
-		goto fail;
-	}
-	if (r > 0) { /* the loader program's own failure code */
-		r = -EOPNOTSUPP;
-		goto fail;
-	}
-	for (size_t t = 0; t < ntargets; t++) {
-		struct rv_bpf_key key = {.ino = (__u64)targets[t].ino,
-					 .dev = (__u32)rv_target_kdev(&targets[t])};
-		__u32 idx = (__u32)t;
-
-		/* A mount: what was opened through it, by its id. */
-		if (targets[t].mount)
-			key = (struct rv_bpf_key){.ino = targets[t].mnt_id, .kind = RV_BPF_KEY_MNT};
-
-		/* Two targets naming one file: the first index stands for both,
-		 * as only one ref per reference is reported. */
-		r = skel_map_update_elem(b->skel->maps.targets.map_fd, &key, &idx, BPF_NOEXIST);
-		if (r < 0 && errno != EEXIST) {
-			r = negative_errno();
-			goto fail;
-		}
-		/* A device's other nodes: by its device number. */
-		if (targets[t].mount || !(S_ISCHR(targets[t].mode) || S_ISBLK(targets[t].mode)))
-			continue;
-		key = (struct rv_bpf_key){
-		    .dev = major(targets[t].rdev) << 20 | minor(targets[t].rdev),
-		    .kind = S_ISCHR(targets[t].mode) ? RV_BPF_KEY_CHR : RV_BPF_KEY_BLK};
-		r = skel_map_update_elem(b->skel->maps.targets.map_fd, &key, &idx, BPF_NOEXIST);
-		if (r < 0 && errno != EEXIST) {
-			r = negative_errno();
-			goto fail;
-		}
-	}
-	r = revoke_bpf__attach(b->skel);
-	if (r < 0) {
-		r = load_error(r < -1 ? r : negative_errno());
-		goto fail;
-	}
-	b->link_fds[PASS_FILE] = b->skel->links.rv_task_file_fd;
-	b->link_fds[PASS_VMA] = b->skel->links.rv_task_vma_fd;
-	b->link_fds[PASS_TASK] = b->skel->links.rv_task_fd;
-	*ret = b;
-	return 0;
-fail:
-	rv_bpf_free(b);
-	return r;
-}
-
-/* The holders map is the one state a pass leaves behind (which thread
- * groups hold a target, whose identity went out): empty it for the next.
- * One BPF_MAP_LOOKUP_AND_DELETE_BATCH takes them all (5.6+): the engine's
- * rescan runs while every holder waits stopped, and a key at a time costs two
- * syscalls per holder. Without it, keys first, then deletes: a first-key
- * lookup after each delete would walk the emptied buckets again every time. */
-#ifndef ENOTSUPP
-#define ENOTSUPP 524 /* the kernel's, for a map without batch operations */
-#endif
-
-static int clear_holders(struct rv_bpf *b)
-{
-	int fd = b->skel->maps.holders.map_fd;
-	_cleanup_free_ __u32 *keys = NULL, *values = NULL;
-	union bpf_attr attr;
-	__u64 token = 0;
-	size_t n = 0;
-
-	keys = malloc(RV_BPF_MAX_HOLDERS * sizeof(*keys));
-	values = malloc(RV_BPF_MAX_HOLDERS * sizeof(*values));
-	if (!keys || !values)
-		return -ENOMEM;
-	for (bool first = true;; first = false) {
-		memset(&attr, 0, sizeof(attr));
-		attr.batch.map_fd = (__u32)fd;
-		attr.batch.in_batch = first ? 0 : (__u64)(unsigned long)&token;
-		attr.batch.out_batch = (__u64)(unsigned long)&token;
-		attr.batch.keys = (__u64)(unsigned long)keys;
-		attr.batch.values = (__u64)(unsigned long)values;
-		attr.batch.count = RV_BPF_MAX_HOLDERS;
-		if (syscall(SYS_bpf, BPF_MAP_LOOKUP_AND_DELETE_BATCH, &attr, sizeof(attr)) == 0)
-			continue;
-		if (errno == ENOENT)
-			return 0; /* all of them went */
-		if (errno != EINVAL && errno != ENOTSUPP && errno != EOPNOTSUPP)
-			return negative_errno();
-		break; /* an older kernel: one at a time */
-	}
-	while (n < RV_BPF_MAX_HOLDERS) {
-		memset(&attr, 0, sizeof(attr));
-		attr.map_fd = (__u32)fd;
-		attr.key = n ? (__u64)(unsigned long)&keys[n - 1] : 0; /* 0: the first */
-		attr.next_key = (__u64)(unsigned long)&keys[n];
-		if (syscall(SYS_bpf, BPF_MAP_GET_NEXT_KEY, &attr, sizeof(attr)) < 0) {
-			if (errno != ENOENT)
-				return negative_errno();
-			break;
-		}
-		n++;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (skel_map_delete_elem(fd, &keys[i]) < 0 && errno != ENOENT)
-			return negative_errno();
-	return 0;
+	return add_record(arg, pass, rec);
 }
 
 int rv_scan_bpf(const struct rv_target *targets, size_t ntargets, const struct rv_scan_opts *opts,
 		struct rv_holders *ret)
 {
-	enum { BUF_SIZE = 64 * sizeof(struct rv_bpf_rec) * 16 };
 	struct bpf_scan s = {.targets = targets,
 			     .ntargets = ntargets,
 			     .opts = opts,
 			     .self = getpid(),
 			     .pagesize = sysconf(_SC_PAGESIZE)};
 	struct rv_bpf *b = opts && opts->bpf ? *opts->bpf : NULL, *own = NULL;
-	_cleanup_free_ char *buf = NULL;
 	int r;
 
 	if (opts && opts->proc_root && strcmp(opts->proc_root, rv_proc_root) != 0)
@@ -670,9 +446,9 @@ int rv_scan_bpf(const struct rv_target *targets, size_t ntargets, const struct r
 	/* Loading costs more than a pass (verification, CO-RE): a caller that
 	 * scans the same targets again keeps the programs (opts->bpf). */
 	if (b)
-		r = clear_holders(b);
+		r = rv_bpf_clear_holders(b);
 	else {
-		r = bpf_load(targets, ntargets, &b);
+		r = rv_bpf_load(targets, ntargets, &b);
 		if (r >= 0 && opts && opts->bpf)
 			*opts->bpf = b;
 		else if (r >= 0)
@@ -682,27 +458,22 @@ int rv_scan_bpf(const struct rv_target *targets, size_t ntargets, const struct r
 		return r;
 
 	s.seen_path_fd = calloc(ntargets, sizeof(bool));
-	buf = malloc(BUF_SIZE);
-	if (!s.seen_path_fd || !buf) {
+	if (!s.seen_path_fd) {
 		r = -ENOMEM;
 		goto out;
 	}
-	/* The task pass runs last: it describes the holders the others found. */
-	for (int pass = 0; pass < NPASS; pass++) {
-		r = run_iter(&s, pass, b->link_fds[pass], buf, BUF_SIZE);
-		if (r < 0)
+	r = rv_bpf_read(b, opts ? opts->deadline_ns : 0, sink, &s);
+	if (r < 0)
+		goto out;
+	/* The kernel's (s_dev, i_ino) must be what stat() says; it is not on
+	 * btrfs subvolumes and some FUSE/network filesystems, whose getattr
+	 * reports another st_dev. The target's own O_PATH descriptor, in this
+	 * process, tells. */
+	for (size_t t = 0; t < ntargets; t++)
+		if (targets[t].path_fd >= 0 && !s.seen_path_fd[t]) {
+			r = -EOPNOTSUPP;
 			goto out;
-		if (pass == PASS_FILE)
-			/* The kernel's (s_dev, i_ino) must be what stat() says; it is
-			 * not on btrfs subvolumes and some FUSE/network filesystems,
-			 * whose getattr reports another st_dev. The target's own O_PATH
-			 * descriptor, in this process, tells. */
-			for (size_t t = 0; t < ntargets; t++)
-				if (targets[t].path_fd >= 0 && !s.seen_path_fd[t]) {
-					r = -EOPNOTSUPP;
-					goto out;
-				}
-	}
+		}
 	r = finish_holders(&s);
 	if (r < 0)
 		goto out;

@@ -68,7 +68,8 @@ struct {
 	__type(value, __u32);
 } targets SEC(".maps");
 
-/* Thread groups (global tgid) that hold a target: 1, or 2 once INFO went out. */
+/* Thread groups (global tgid) found holding a target, by any pass: the first
+ * to find one sends its identity (INFO), so the passes need no order. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* allocated as holders are found */
@@ -77,10 +78,23 @@ struct {
 	__type(value, __u32);
 } holders SEC(".maps");
 
+/* One element: the targets' keys as bits (records.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rv_bpf_sieve);
+} sieve SEC(".maps");
+
 static __always_inline int match_key(struct rv_bpf_key *key, __u32 *ret_target)
 {
-	__u32 *t = bpf_map_lookup_elem(&targets, key);
+	__u32 zero = 0, bit = rv_bpf_key_bit(key->ino, key->dev, key->kind);
+	struct rv_bpf_sieve *sv = bpf_map_lookup_elem(&sieve, &zero);
+	__u32 *t;
 
+	if (sv && !((sv->w[bit / 64] >> (bit % 64)) & 1))
+		return 0;
+	t = bpf_map_lookup_elem(&targets, key);
 	if (!t)
 		return 0;
 	*ret_target = *t;
@@ -215,11 +229,16 @@ static __always_inline __s32 ns_nr(struct pid *pid)
 	return nr;
 }
 
-static __always_inline void mark_holder(struct task_struct *task)
+/* The pid of PID in its own (innermost) pid namespace: NSpid's last. */
+static __always_inline __s32 ns_inner(struct pid *pid)
 {
-	__u32 tgid = BPF_CORE_READ(task, tgid), one = 1;
+	unsigned int level = BPF_CORE_READ(pid, level);
+	int nr = 0;
 
-	bpf_map_update_elem(&holders, &tgid, &one, BPF_NOEXIST);
+	if (!pid || level > 32)
+		return 0;
+	bpf_core_read(&nr, sizeof(nr), &pid->numbers[level].nr);
+	return nr;
 }
 
 static __always_inline void fill_ids(struct rv_bpf_rec *rec, __u32 kind, struct task_struct *task,
@@ -228,6 +247,42 @@ static __always_inline void fill_ids(struct rv_bpf_rec *rec, __u32 kind, struct 
 	rec->kind = kind;
 	rec->tid = ns_nr(BPF_CORE_READ(task, thread_pid));
 	rec->tgid = ns_nr(BPF_CORE_READ(leader, thread_pid));
+}
+
+static __always_inline void emit_info(struct seq_file *seq, struct task_struct *task,
+				      struct task_struct *leader)
+{
+	struct rv_bpf_rec rec = {};
+
+	fill_ids(&rec, RV_BPF_INFO, task, leader);
+	rec.nspid = ns_inner(BPF_CORE_READ(leader, thread_pid));
+	rec.uid = BPF_CORE_READ(leader, real_cred, uid.val);
+	rec.seccomp = BPF_CORE_READ(leader, seccomp.mode);
+	if (BPF_CORE_READ(leader, ptrace))
+		rec.tracer = ns_nr(BPF_CORE_READ(leader, parent, thread_pid));
+	rec.state = BPF_CORE_READ(leader, __state);
+	rec.exit_state = BPF_CORE_READ(leader, exit_state);
+	rec.flags = BPF_CORE_READ(leader, flags);
+	/* Where the cut's code will go (lib/tracee/place.c): saves a read of
+	 * /proc/PID/auxv per holder. TASK is a live thread (the leader may be
+	 * a zombie without an mm). */
+	rec.start = (__u64)(unsigned long)BPF_CORE_READ(task, mm, context.vdso);
+	BPF_CORE_READ_STR_INTO(&rec.comm, leader, comm);
+	bpf_seq_write(seq, &rec, sizeof(rec));
+}
+
+/* TASK's thread group holds a target: the first time, with its identity. */
+static __always_inline void mark_holder(struct seq_file *seq, struct task_struct *task,
+					struct task_struct *leader)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid), one = 1;
+
+	/* A lookup first: the verifier inlines it, while a failed update
+	 * takes the bucket's lock (most holders are found more than once). */
+	if (bpf_map_lookup_elem(&holders, &tgid))
+		return;
+	if (bpf_map_update_elem(&holders, &tgid, &one, BPF_NOEXIST) == 0)
+		emit_info(seq, task, leader);
 }
 
 /* TASK may hold a target behind a file that cannot be told for sure (see
@@ -240,7 +295,18 @@ static __always_inline void emit_rescan(struct seq_file *seq, struct task_struct
 	fill_ids(&rec, RV_BPF_RESCAN, task, leader);
 	rec.fd = -1;
 	bpf_seq_write(seq, &rec, sizeof(rec));
-	mark_holder(task);
+}
+
+/* A descriptor or mapping that is no target's: is it a ring or a socket
+ * with descriptors in flight (is_candidate)? */
+static __always_inline void emit_candidate(struct seq_file *seq, struct task_struct *task,
+					   struct task_struct *leader, int fd)
+{
+	struct rv_bpf_rec rec = {};
+
+	fill_ids(&rec, RV_BPF_CANDIDATE, task, leader);
+	rec.fd = fd;
+	bpf_seq_write(seq, &rec, sizeof(rec));
 }
 
 static __always_inline int skip_task(struct task_struct *task)
@@ -251,20 +317,20 @@ static __always_inline int skip_task(struct task_struct *task)
 /* io_uring instances and unix sockets with descriptors queued on them: the
  * files they hold are in no fd table. User space looks at those through
  * /proc (fdinfo) for these processes only. */
-static __always_inline int is_candidate(struct file *file, struct inode *inode)
+static __always_inline int is_candidate(struct file *file, struct inode *inode, umode_t mode)
 {
-	umode_t mode = BPF_CORE_READ(inode, i_mode);
-
 	if ((mode & S_IFMT) == 0) { /* anon inode */
 		const unsigned char *p = BPF_CORE_READ(file, f_path.dentry, d_name.name);
-		const char uring[] = "[io_uring]";
-		char name[12] = {};
+		/* Compared as two words: a loop of byte compares made clang
+		 * compute each byte's result apart, and the verifier walked
+		 * all 2^11 combinations (90% of the programs' verification). */
+		union {
+			char c[16];
+			__u64 w[2];
+		} name = {}, uring = {.c = "[io_uring]"};
 
-		bpf_probe_read_kernel_str(name, sizeof(name), p);
-		for (int i = 0; i < (int)sizeof(uring); i++)
-			if (name[i] != uring[i])
-				return 0;
-		return 1;
+		bpf_probe_read_kernel_str(name.c, sizeof(name.c), p);
+		return name.w[0] == uring.w[0] && name.w[1] == uring.w[1];
 	}
 	if ((mode & S_IFMT) == S_IFSOCK && BPF_CORE_READ(inode, i_sb, s_magic) == SOCKFS_MAGIC) {
 		struct socket *sock = BPF_CORE_READ(file, private_data);
@@ -284,12 +350,12 @@ SEC("iter/task_file")
 int rv_task_file(struct bpf_iter__task_file *ctx)
 {
 	struct task_struct *task = ctx->task, *leader;
+	struct seq_file *seq = ctx->meta->seq;
 	struct file *file = ctx->file;
-	struct rv_bpf_rec rec = {};
 	struct inode *inode;
 	unsigned long word = 0;
 	unsigned long *coe;
-	__u32 fd = ctx->fd;
+	__u32 fd = ctx->fd, target = 0;
 	int m;
 
 	if (!file || !task || (task->flags & PF_KTHREAD))
@@ -305,29 +371,31 @@ int rv_task_file(struct bpf_iter__task_file *ctx)
 	/* An fd holds the file open() made, never a backing file (those are
 	 * overlayfs' and FUSE's own, behind the user's file): match_file is
 	 * for the rare case only. */
-	m = match_file(file, &rec.target);
-	if (m < 0) {
-		emit_rescan(ctx->meta->seq, task, leader);
-		return 0;
-	}
+	m = match_file(file, &target);
 	if (!m) {
+		/* Every descriptor comes here: direct loads, and no record
+		 * zeroed, until one is to be written. */
 		inode = file->f_path.dentry->d_inode;
-		if (inode && is_candidate(file, inode)) {
-			fill_ids(&rec, RV_BPF_CANDIDATE, task, leader);
-			rec.fd = fd;
-			bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
-		}
+		if (inode && is_candidate(file, inode, inode->i_mode))
+			emit_candidate(seq, task, leader, (int)fd);
 		return 0;
 	}
-	fill_ids(&rec, RV_BPF_FD, task, leader);
-	rec.fd = fd;
-	rec.flags = BPF_CORE_READ(file, f_flags);
-	rec.pos = BPF_CORE_READ(file, f_pos);
-	coe = BPF_CORE_READ(task, files, fdt, close_on_exec);
-	if (coe && bpf_probe_read_kernel(&word, sizeof(word), coe + fd / (8 * sizeof(long))) == 0)
-		rec.cloexec = (word >> (fd % (8 * sizeof(long)))) & 1;
-	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
-	mark_holder(task);
+	if (m < 0)
+		emit_rescan(seq, task, leader);
+	else {
+		struct rv_bpf_rec rec = {.target = target};
+
+		fill_ids(&rec, RV_BPF_FD, task, leader);
+		rec.fd = (int)fd;
+		rec.flags = BPF_CORE_READ(file, f_flags);
+		rec.pos = BPF_CORE_READ(file, f_pos);
+		coe = BPF_CORE_READ(task, files, fdt, close_on_exec);
+		if (coe &&
+		    bpf_probe_read_kernel(&word, sizeof(word), coe + fd / (8 * sizeof(long))) == 0)
+			rec.cloexec = (word >> (fd % (8 * sizeof(long)))) & 1;
+		bpf_seq_write(seq, &rec, sizeof(rec));
+	}
+	mark_holder(seq, task, leader);
 	return 0;
 }
 
@@ -336,8 +404,10 @@ int rv_task_vma(struct bpf_iter__task_vma *ctx)
 {
 	struct task_struct *task = ctx->task, *leader;
 	struct vm_area_struct *vma = ctx->vma;
-	struct rv_bpf_rec rec = {};
+	struct seq_file *seq = ctx->meta->seq;
+	struct inode *inode;
 	struct file *file;
+	__u32 target = 0;
 	int m;
 
 	if (!vma || !task || (task->flags & PF_KTHREAD))
@@ -349,52 +419,30 @@ int rv_task_vma(struct bpf_iter__task_vma *ctx)
 	if (task != leader && leader->mm)
 		return 0;
 	/* An overlayfs or FUSE passthrough mapping has a backing file here. */
-	m = match_file(file, &rec.target);
-	if (m < 0)
-		emit_rescan(ctx->meta->seq, task, leader);
-	if (m < 0)
-		return 0;
+	m = match_file(file, &target);
 	if (!m) {
 		/* A ring it maps: /proc tells whether it also has a descriptor
 		 * of it (whose fdinfo lists its files) or not. */
-		struct inode *inode = BPF_CORE_READ(file, f_path.dentry, d_inode);
-
-		if (inode && (BPF_CORE_READ(inode, i_mode) & S_IFMT) == 0 &&
-		    is_candidate(file, inode)) {
-			fill_ids(&rec, RV_BPF_CANDIDATE, task, leader);
-			bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
-		}
+		inode = file->f_path.dentry->d_inode;
+		if (inode && (inode->i_mode & S_IFMT) == 0 &&
+		    is_candidate(file, inode, inode->i_mode))
+			emit_candidate(seq, task, leader, -1);
 		return 0;
 	}
-	fill_ids(&rec, RV_BPF_MAP, task, leader);
-	rec.start = BPF_CORE_READ(vma, vm_start);
-	rec.end = BPF_CORE_READ(vma, vm_end);
-	rec.pos = BPF_CORE_READ(vma, vm_pgoff);
-	rec.flags = BPF_CORE_READ(vma, vm_flags);
-	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
-	mark_holder(task);
+	if (m < 0)
+		emit_rescan(seq, task, leader);
+	else {
+		struct rv_bpf_rec rec = {.target = target};
+
+		fill_ids(&rec, RV_BPF_MAP, task, leader);
+		rec.start = vma->vm_start;
+		rec.end = vma->vm_end;
+		rec.pos = vma->vm_pgoff;
+		rec.flags = vma->vm_flags;
+		bpf_seq_write(seq, &rec, sizeof(rec));
+	}
+	mark_holder(seq, task, leader);
 	return 0;
-}
-
-static __always_inline void emit_info(struct seq_file *seq, struct task_struct *task,
-				      struct task_struct *leader)
-{
-	struct rv_bpf_rec rec = {};
-
-	fill_ids(&rec, RV_BPF_INFO, task, leader);
-	rec.uid = BPF_CORE_READ(leader, real_cred, uid.val);
-	rec.seccomp = BPF_CORE_READ(leader, seccomp.mode);
-	if (BPF_CORE_READ(leader, ptrace))
-		rec.tracer = ns_nr(BPF_CORE_READ(leader, parent, thread_pid));
-	rec.state = BPF_CORE_READ(leader, __state);
-	rec.exit_state = BPF_CORE_READ(leader, exit_state);
-	rec.flags = BPF_CORE_READ(leader, flags);
-	/* Where the cut's code will go (lib/tracee/place.c): saves a read of
-	 * /proc/PID/auxv per holder. TASK is a live thread (the leader may be
-	 * a zombie without an mm). */
-	rec.start = (__u64)(unsigned long)BPF_CORE_READ(task, mm, context.vdso);
-	BPF_CORE_READ_STR_INTO(&rec.comm, leader, comm);
-	bpf_seq_write(seq, &rec, sizeof(rec));
 }
 
 static __always_inline int emit_path(struct seq_file *seq, __u32 kind, struct inode *inode,
@@ -408,18 +456,16 @@ static __always_inline int emit_path(struct seq_file *seq, __u32 kind, struct in
 	fill_ids(&rec, kind, task, leader);
 	rec.fd = -1;
 	bpf_seq_write(seq, &rec, sizeof(rec));
-	mark_holder(task);
 	return 1;
 }
 
-/* cwd, root and exe; then, once per holder, the leader's identity. Runs after
- * the fd and vma iterators, so the holders map is complete by then. */
+/* cwd, root and exe. */
 SEC("iter/task")
 int rv_task(struct bpf_iter__task *ctx)
 {
 	struct seq_file *seq = ctx->meta->seq;
 	struct task_struct *task = ctx->task, *leader;
-	__u32 tgid, *v;
+	int held = 0;
 
 	if (skip_task(task))
 		return 0;
@@ -428,24 +474,21 @@ int rv_task(struct bpf_iter__task *ctx)
 		struct fs_struct *fs = BPF_CORE_READ(task, fs);
 
 		if (fs) {
-			emit_path(seq, RV_BPF_CWD, BPF_CORE_READ(fs, pwd.dentry, d_inode),
-				  (unsigned long)BPF_CORE_READ(fs, pwd.mnt), task, leader);
-			emit_path(seq, RV_BPF_ROOT, BPF_CORE_READ(fs, root.dentry, d_inode),
-				  (unsigned long)BPF_CORE_READ(fs, root.mnt), task, leader);
+			held |= emit_path(seq, RV_BPF_CWD, BPF_CORE_READ(fs, pwd.dentry, d_inode),
+					  (unsigned long)BPF_CORE_READ(fs, pwd.mnt), task, leader);
+			held |= emit_path(seq, RV_BPF_ROOT, BPF_CORE_READ(fs, root.dentry, d_inode),
+					  (unsigned long)BPF_CORE_READ(fs, root.mnt), task, leader);
 		}
 	}
 	if (task == leader || !BPF_CORE_READ(leader, mm)) {
 		struct file *exe = BPF_CORE_READ(task, mm, exe_file);
 
 		if (exe)
-			emit_path(seq, RV_BPF_EXE, BPF_CORE_READ(exe, f_path.dentry, d_inode),
-				  (unsigned long)BPF_CORE_READ(exe, f_path.mnt), task, leader);
+			held |=
+			    emit_path(seq, RV_BPF_EXE, BPF_CORE_READ(exe, f_path.dentry, d_inode),
+				      (unsigned long)BPF_CORE_READ(exe, f_path.mnt), task, leader);
 	}
-	tgid = BPF_CORE_READ(task, tgid);
-	v = bpf_map_lookup_elem(&holders, &tgid);
-	if (v && *v == 1) {
-		*v = 2;
-		emit_info(seq, task, leader);
-	}
+	if (held)
+		mark_holder(seq, task, leader);
 	return 0;
 }
