@@ -247,6 +247,33 @@ struct fpx_sw_bytes {
 	uint32_t padding[7];
 };
 
+/* The size of the XSAVE image of the features in XCR0 (AMX's left out by the
+ * caller). CPUID exits to the hypervisor in a VM, each leaf a round trip, and
+ * every holder of a call has the same XCR0 in practice: worked out once per
+ * XCR0, kept in one word (xcr0 << 20 | size; x87 and SSE make a key nonzero)
+ * that every tracer thread may read. */
+static uint32_t xstate_size_of(uint64_t xcr0)
+{
+	static uint64_t cache;
+	uint64_t c = __atomic_load_n(&cache, __ATOMIC_RELAXED);
+	uint32_t size = 576; /* legacy area and XSAVE header */
+
+	if (c && c >> 20 == xcr0)
+		return (uint32_t)(c & 0xfffff);
+	for (unsigned int i = 2; i < 63; i++) {
+		unsigned int eax, ebx, ecx, edx;
+
+		if (!(xcr0 & (1ull << i)))
+			continue;
+		__cpuid_count(0xd, i, eax, ebx, ecx, edx);
+		if (ebx + eax > size)
+			size = ebx + eax;
+	}
+	if (xcr0 < 1ull << 44 && size < 1u << 20)
+		__atomic_store_n(&cache, xcr0 << 20 | size, __ATOMIC_RELAXED);
+	return size;
+}
+
 int rv_arch_get_fpu(pid_t tid, void *buf, size_t *len)
 {
 	struct iovec iov = {buf, *len};
@@ -257,7 +284,7 @@ int rv_arch_get_fpu(pid_t tid, void *buf, size_t *len)
 	 * upper halves of the vector registers come back as zeros. */
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) == 0) {
 		uint64_t xcr0;
-		uint32_t size = 576; /* legacy area and XSAVE header */
+		uint32_t size;
 		struct fpx_sw_bytes sw = {0};
 
 		if (iov.iov_len < 576)
@@ -266,15 +293,7 @@ int rv_arch_get_fpu(pid_t tid, void *buf, size_t *len)
 		/* AMX tile data is enabled per process (arch_prctl permission);
 		 * leave it out, as the kernel's default signal frame does. */
 		xcr0 &= ~(1ull << 17 | 1ull << 18);
-		for (unsigned int i = 2; i < 63; i++) {
-			unsigned int eax, ebx, ecx, edx;
-
-			if (!(xcr0 & (1ull << i)))
-				continue;
-			__cpuid_count(0xd, i, eax, ebx, ecx, edx);
-			if (ebx + eax > size)
-				size = ebx + eax;
-		}
+		size = xstate_size_of(xcr0);
 		if (size > iov.iov_len)
 			size = (uint32_t)iov.iov_len;
 		sw.magic1 = FP_XSTATE_MAGIC1;
