@@ -570,6 +570,9 @@ DIR *rv_proc_opendir(pid_t pid, pid_t tid, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 ssize_t rv_proc_readlink(pid_t pid, pid_t tid, char *buf, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* Declared here too: <sys/stat.h> has it only under _GNU_SOURCE, which a
+ * file built outside meson (kernel/run-tests' native-test) may not define. */
+struct statx;
 int rv_proc_statx(pid_t pid, pid_t tid, int flags, unsigned int mask, struct statx *stx,
 		  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
