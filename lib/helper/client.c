@@ -146,6 +146,21 @@ static int recv_reply(int sock, uint64_t deadline, int *ret_result, struct revok
 	}
 }
 
+/* Whether a helper that hung up before our request went had answered
+ * EAGAIN first: it does, at once, to a uid with too many connections
+ * pending (revoked.c), and its answer is still there to read. Without
+ * this, the tenth of ten requests at once came back as "no helper". */
+static bool refused_busy(int sock)
+{
+	struct revoke_report *rep = NULL;
+	int result = 0;
+	bool busy =
+	    recv_reply(sock, rv_now_ns() + 100000000ull, &result, &rep) >= 0 && result == EAGAIN;
+
+	rv_report_destroy(rep);
+	return busy;
+}
+
 /* Our own lookups (the descriptors we sent) are in the helper's report as
  * descriptors of ours (kept, or found when listing); they are not the
  * caller's business, as the engine's own are not in its reports. */
@@ -259,6 +274,8 @@ int rv_helper_run(const struct rv_request *req, struct revoke_report **ret_repor
 			r = sock = helper_connect(socket_path());
 		if (r >= 0)
 			r = send_request(sock, &hr, fds);
+		if ((r == -EPIPE || r == -ECONNRESET) && refused_busy(sock))
+			r = -EAGAIN;
 		/* Sent: the helper has its own copies. Ours, kept while we
 		 * wait, would be holders to another request for the same file
 		 * where no registration (lock.c) says whose they are. */
