@@ -701,8 +701,11 @@ void rv_report_destroy(struct revoke_report *report);
 /* REVOKE_ENGINE_*'s name, or NULL (report.c; revoke_engine_name()). */
 const char *rv_engine_name(int engine);
 
-/* ---- time ------------------------------------------------------------- */
+/* ---- time, CPUs (time.c, cpus.c) ------------------------------------- */
 
 uint64_t rv_now_ns(void);
+/* The CPUs the calling thread may run on (its affinity; at least 1): what the
+ * tracer threads and the BPF passes size themselves by. */
+size_t rv_cpus(void);
 
 #endif

@@ -14,7 +14,6 @@
  * middle of a call.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 
@@ -102,14 +101,13 @@ static void *tracer_main(void *arg)
 static size_t pool_size(size_t nholders)
 {
 	const char *env = secure_getenv("REVOKE_TRACERS");
-	cpu_set_t set;
 	size_t n;
 	int v;
 
 	if (env && *env && rv_parse_int(env, &v) == 0 && v > 0)
 		n = (size_t)v < RV_TRACERS_MAX ? (size_t)v : RV_TRACERS_MAX;
 	else {
-		n = sched_getaffinity(0, sizeof(set), &set) == 0 ? (size_t)CPU_COUNT(&set) : 1;
+		n = rv_cpus();
 		if (n > AUTO_MAX)
 			n = AUTO_MAX;
 		if (n > nholders / MIN_SHARD)

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -316,13 +315,6 @@ static void *file_pass_thread(void *arg)
 	return NULL;
 }
 
-static bool several_cpus(void)
-{
-	cpu_set_t set;
-
-	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1;
-}
-
 int rv_bpf_read(struct rv_bpf *b, uint64_t deadline_ns, rv_bpf_sink sink, void *arg)
 {
 	static const int all[] = {RV_BPF_PASS_FILE, RV_BPF_PASS_VMA, RV_BPF_PASS_TASK};
@@ -333,7 +325,7 @@ int rv_bpf_read(struct rv_bpf *b, uint64_t deadline_ns, rv_bpf_sink sink, void *
 	pthread_mutex_init(&rd.mu, NULL);
 	atomic_init(&rd.error, 0);
 	/* The descriptor pass costs about what the other two cost together. */
-	threaded = several_cpus() && pthread_create(&th, NULL, file_pass_thread, &rd) == 0;
+	threaded = rv_cpus() > 1 && pthread_create(&th, NULL, file_pass_thread, &rd) == 0;
 	if (threaded) {
 		read_passes(&rd, all + 1, ARRAY_SIZE(all) - 1);
 		pthread_join(th, NULL);
